@@ -1,0 +1,56 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "collectors/collector.h"
+#include "railwatch/v1/ingest.pb.h"
+
+namespace railwatch {
+
+// The agent's interned series: ids are dense (0, 1, 2 ...) in definition order, so "the
+// definitions a stream has not seen yet" is just the ids from some index on.
+class SeriesRegistry {
+ public:
+  // Labels every series gets (host="...").
+  explicit SeriesRegistry(Labels common_labels) : common_labels_(std::move(common_labels)) {}
+
+  uint32_t Define(std::string_view name, MetricKind kind, Labels labels, uint32_t width_bits);
+  size_t size() const;
+  // Appends the definitions with ids >= `from` to `batch`; returns the new count.
+  size_t AppendDefinitions(size_t from, v1::Batch& batch) const;
+
+ private:
+  const Labels common_labels_;
+  // The poll thread defines, the sender thread reads.
+  mutable absl::Mutex mu_;
+  std::vector<v1::SeriesDefinition> definitions_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint64_t, std::vector<uint32_t>> by_fingerprint_ ABSL_GUARDED_BY(mu_);
+};
+
+// Collects one poll cycle's points into a Batch. Not thread-safe: used by the poll thread.
+class BatchBuilder final : public Emitter {
+ public:
+  explicit BatchBuilder(SeriesRegistry& registry) : registry_(registry) {}
+
+  uint32_t DefineSeries(std::string_view name, MetricKind kind, Labels labels,
+                        uint32_t width_bits) override {
+    return registry_.Define(name, kind, std::move(labels), width_bits);
+  }
+  void Counter(uint32_t series_id, uint64_t value, int64_t t) override;
+  void Gauge(uint32_t series_id, double value, int64_t t) override;
+
+  // Hands over the points gathered so far, with the next sequence number, and starts anew.
+  v1::Batch Take();
+  size_t points() const { return batch_.points_size(); }
+
+ private:
+  SeriesRegistry& registry_;
+  v1::Batch batch_;
+  uint64_t next_sequence_ = 1;
+};
+
+}  // namespace railwatch

@@ -1,0 +1,82 @@
+// railwatch-agent: the host (and, later, switch) agent. Wiring only.
+#include <unistd.h>
+
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/synchronization/notification.h"
+#include "agent/agent.h"
+#include "collectors/rdma_sysfs_collector.h"
+#include "common/logging.h"
+#include "common/signals.h"
+#include "common/version.h"
+
+ABSL_FLAG(std::string, server, "127.0.0.1:9740", "railwatchd gRPC address");
+ABSL_FLAG(std::string, role, "host", "host (switch is not available yet)");
+ABSL_FLAG(std::string, hostname, "", "host label for every series (default: this host's name)");
+ABSL_FLAG(std::string, agent_id, "", "agent identity (default: the hostname)");
+ABSL_FLAG(std::string, sysfs_root, "/sys",
+          "sysfs root to read RDMA counters from (a simulator's or fixture's tree for tests)");
+ABSL_FLAG(absl::Duration, interval, absl::Seconds(1), "poll interval");
+ABSL_FLAG(absl::Duration, rescan_interval, absl::Seconds(30),
+          "how often to look for RDMA devices that appeared or went away");
+ABSL_FLAG(absl::Duration, backoff_initial, absl::Milliseconds(200),
+          "first reconnect delay (then x1.6 per attempt, jittered by 20%)");
+ABSL_FLAG(absl::Duration, backoff_max, absl::Seconds(30), "reconnect delay cap");
+ABSL_FLAG(int, max_queued_batches, 600,
+          "batches kept while the daemon is unreachable (600 = 10 minutes at 1 s)");
+ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn or error");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "railwatch agent: collects fabric counters on this host and streams them to railwatchd.\n"
+      "Usage: railwatch-agent [--server=ADDR] [--sysfs_root=DIR] [--interval=1s]");
+  absl::SetFlagsUsageConfig({.version_string = [] { return std::string("railwatch-agent ") +
+                                                           railwatch::kVersion + "\n"; }});
+  static absl::Notification stop;
+  railwatch::NotifyOnTerminationSignal(stop);
+  absl::ParseCommandLine(argc, argv);
+  if (absl::Status s = railwatch::InitLogging("railwatch-agent", absl::GetFlag(FLAGS_log_level));
+      !s.ok()) {
+    fprintf(stderr, "railwatch-agent: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  if (absl::GetFlag(FLAGS_role) != "host") {
+    spdlog::critical("--role={} is not supported yet; use --role=host",
+                     absl::GetFlag(FLAGS_role));
+    return 2;
+  }
+  if (absl::GetFlag(FLAGS_interval) <= absl::ZeroDuration()) {
+    spdlog::critical("--interval must be positive");
+    return 2;
+  }
+
+  railwatch::Agent::Options options;
+  options.hostname = absl::GetFlag(FLAGS_hostname);
+  if (options.hostname.empty()) {
+    char buf[256] = {};
+    gethostname(buf, sizeof(buf) - 1);
+    options.hostname = buf;
+  }
+  options.agent_id = absl::GetFlag(FLAGS_agent_id);
+  options.interval = absl::GetFlag(FLAGS_interval);
+  options.sender.server = absl::GetFlag(FLAGS_server);
+  options.sender.max_queued_batches =
+      static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_max_queued_batches)));
+  options.sender.backoff.initial = absl::GetFlag(FLAGS_backoff_initial);
+  options.sender.backoff.max = absl::GetFlag(FLAGS_backoff_max);
+
+  std::vector<std::unique_ptr<railwatch::Collector>> collectors;
+  collectors.push_back(std::make_unique<railwatch::RdmaSysfsCollector>(
+      railwatch::RdmaSysfsCollector::Options{absl::GetFlag(FLAGS_sysfs_root),
+                                             absl::GetFlag(FLAGS_rescan_interval)},
+      railwatch::RealClock::Get()));
+
+
+  railwatch::Agent agent(std::move(options), std::move(collectors));
+  agent.Run(stop);
+  return 0;
+}

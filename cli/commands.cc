@@ -1,0 +1,217 @@
+#include "cli/commands.h"
+
+#include <chrono>
+#include <ostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "cli/table.h"
+#include "common/text.h"
+#include "common/version.h"
+#include "engine/playbook.h"
+#include "exporters/fabric_collectable.h"
+#include "google/protobuf/util/json_util.h"
+#include "grpcpp/grpcpp.h"
+#include "railwatch/v1/query.grpc.pb.h"
+
+namespace railwatch {
+namespace {
+
+std::string ToJson(const google::protobuf::Message& m) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.add_whitespace = true;
+  opts.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(m, &json, opts);
+  return json;
+}
+
+int FromStatus(const grpc::Status& s, const CliOptions& o, std::ostream& err) {
+  switch (s.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      err << "railwatch: cannot reach railwatchd at " << o.server << ": " << s.error_message()
+          << "\n(is the daemon running? pass --server=HOST:PORT)\n";
+      return kExitUnavailable;
+    case grpc::StatusCode::NOT_FOUND:
+      err << "railwatch: " << s.error_message() << "\n";
+      return kExitNotFound;
+    default:
+      err << "railwatch: request failed: " << s.error_message() << " (code "
+          << static_cast<int>(s.error_code()) << ")\n";
+      return kExitError;
+  }
+}
+
+std::unique_ptr<v1::Query::Stub> Connect(const CliOptions& o) {
+  return v1::Query::NewStub(grpc::CreateChannel(o.server, grpc::InsecureChannelCredentials()));
+}
+
+void SetDeadline(grpc::ClientContext& ctx, const CliOptions& o) {
+  ctx.set_deadline(std::chrono::system_clock::now() +
+                   std::chrono::milliseconds(static_cast<int64_t>(o.timeout_seconds * 1000)));
+}
+
+std::string Ago(int64_t unix_nanos) {
+  if (unix_nanos == 0) return "-";
+  absl::Duration d = absl::Now() - absl::FromUnixNanos(unix_nanos);
+  if (d < absl::Seconds(1)) return "now";
+  return HumanDuration(absl::Trunc(d, absl::Seconds(1))) + " ago";
+}
+
+std::string StateName(v1::DiagnosisState s) {
+  switch (s) {
+    case v1::DIAGNOSIS_STATE_PENDING: return "pending";
+    case v1::DIAGNOSIS_STATE_FIRING: return "firing";
+    case v1::DIAGNOSIS_STATE_RESOLVED: return "resolved";
+    default: return "unknown";
+  }
+}
+
+std::string CulpritText(const v1::Diagnosis& d) {
+  std::vector<std::string> parts;
+  for (const v1::Label& l : d.culprit()) parts.push_back(absl::StrCat(l.name(), "=", l.value()));
+  return absl::StrJoin(parts, " ");
+}
+
+int Diagnoses(const CliOptions& o, std::ostream& out, std::ostream& err) {
+  v1::ListDiagnosesRequest req;
+  if (o.state == "active") {
+    req.add_states(v1::DIAGNOSIS_STATE_PENDING);
+    req.add_states(v1::DIAGNOSIS_STATE_FIRING);
+  } else if (o.state == "firing") {
+    req.add_states(v1::DIAGNOSIS_STATE_FIRING);
+  } else if (o.state == "pending") {
+    req.add_states(v1::DIAGNOSIS_STATE_PENDING);
+  } else if (o.state == "resolved") {
+    req.add_states(v1::DIAGNOSIS_STATE_RESOLVED);
+  } else if (o.state != "all") {
+    err << "railwatch: --state must be one of active, firing, pending, resolved, all\n";
+    return kExitUsage;
+  }
+  grpc::ClientContext ctx;
+  SetDeadline(ctx, o);
+  v1::ListDiagnosesResponse resp;
+  grpc::Status s = Connect(o)->ListDiagnoses(&ctx, req, &resp);
+  if (!s.ok()) return FromStatus(s, o, err);
+  if (o.json) {
+    out << ToJson(resp) << "\n";
+    return kExitOk;
+  }
+  if (resp.diagnoses().empty()) {
+    out << "No " << (o.state == "all" ? "" : o.state + " ") << "diagnoses.\n";
+    return kExitOk;
+  }
+  Table t({"ID", "STATE", "SEVERITY", "PLAYBOOK", "CULPRIT", "SINCE", "SUMMARY"});
+  for (const v1::Diagnosis& d : resp.diagnoses()) {
+    t.Add({d.id(), StateName(d.state()), SeverityName(d.severity()), d.playbook(), CulpritText(d),
+           Ago(d.active_since_unix_nano()), d.summary()});
+  }
+  out << t.Render();
+  return kExitOk;
+}
+
+std::string RoleName(v1::AgentRole r) {
+  switch (r) {
+    case v1::AGENT_ROLE_HOST: return "host";
+    case v1::AGENT_ROLE_SWITCH: return "switch";
+    default: return "unknown";
+  }
+}
+
+int Agents(const CliOptions& o, std::ostream& out, std::ostream& err) {
+  grpc::ClientContext ctx;
+  SetDeadline(ctx, o);
+  v1::ListAgentsResponse resp;
+  grpc::Status s = Connect(o)->ListAgents(&ctx, v1::ListAgentsRequest(), &resp);
+  if (!s.ok()) return FromStatus(s, o, err);
+  if (o.json) {
+    out << ToJson(resp) << "\n";
+    return kExitOk;
+  }
+  if (resp.agents().empty()) {
+    out << "No agents have connected.\n";
+    return kExitOk;
+  }
+  Table t({"AGENT", "ROLE", "HOST", "STATE", "LAST SEEN", "LAG", "SERIES", "POINTS", "VERSION",
+           "PEER"});
+  for (const v1::AgentInfo& a : resp.agents()) {
+    t.Add({a.agent_id(), RoleName(a.role()), a.hostname(),
+           a.connected() ? "connected" : "disconnected", Ago(a.last_seen_unix_nano()),
+           absl::StrFormat("%.3fs", a.lag_seconds()), absl::StrCat(a.series()),
+           absl::StrCat(a.points_received()), a.version(), a.peer()});
+  }
+  out << t.Render();
+  return kExitOk;
+}
+
+int Rules(const std::vector<std::string>& args, const CliOptions& o, std::ostream& out,
+          std::ostream& err) {
+  if (args.size() < 3 || (args[1] != "validate" && args[1] != "list")) {
+    err << "usage: railwatch rules validate|list FILE_OR_DIR...\n";
+    return kExitUsage;
+  }
+  LoadResult r = LoadPlaybooks(std::vector<std::string>(args.begin() + 2, args.end()));
+  for (const LoadProblem& p : r.problems) err << p.ToString() << "\n";
+  if (args[1] == "validate") {
+    size_t errors = std::count_if(r.problems.begin(), r.problems.end(), [](const LoadProblem& p) {
+      return p.level == LoadProblem::Level::kError;
+    });
+    out << r.playbooks.size() << " playbooks valid, " << errors << " errors, "
+        << r.problems.size() - errors << " warnings\n";
+    return r.ok() ? kExitOk : kExitInvalid;
+  }
+  Table t({"PLAYBOOK", "SEVERITY", "ENABLED", "FOR", "CONDITION"});
+  for (const Playbook& pb : r.playbooks) {
+    t.Add({pb.name, SeverityName(pb.severity), pb.enabled ? "yes" : "no",
+           HumanDuration(pb.for_duration), pb.condition->ToString()});
+  }
+  out << t.Render();
+  return r.ok() ? kExitOk : kExitInvalid;
+}
+
+}  // namespace
+
+std::string CommandHelp() {
+  return R"(railwatch: query the railwatch daemon.
+
+Usage: railwatch [flags] COMMAND [args]
+
+Commands:
+  diagnoses            list diagnoses (default: pending and firing); --state=firing|pending|resolved|all
+  agents               list agents: connection, last seen, lag, series
+  rules validate PATH  check playbook files; every problem with file:line:column
+  rules list PATH      list the playbooks in files or directories
+  version              print the version
+  help                 this text
+
+Flags:
+  --server=HOST:PORT   railwatchd's gRPC address (default 127.0.0.1:9740, or $RAILWATCH_SERVER)
+  --json               machine-readable output
+  --timeout=SECONDS    per-request deadline (default 5)
+
+Exit codes: 0 ok, 1 request failed, 2 usage, 3 daemon unreachable, 4 not found, 5 invalid input.
+)";
+}
+
+int RunCommand(const std::vector<std::string>& args, const CliOptions& options, std::ostream& out,
+               std::ostream& err) {
+  if (args.empty() || args[0] == "help") {
+    (args.empty() ? err : out) << CommandHelp();
+    return args.empty() ? kExitUsage : kExitOk;
+  }
+  const std::string& cmd = args[0];
+  if (cmd == "diagnoses") return Diagnoses(options, out, err);
+  if (cmd == "agents") return Agents(options, out, err);
+  if (cmd == "rules") return Rules(args, options, out, err);
+  if (cmd == "version") {
+    out << "railwatch " << kVersion << "\n";
+    return kExitOk;
+  }
+  err << "railwatch: unknown command \"" << cmd << "\"\n\n" << CommandHelp();
+  return kExitUsage;
+}
+
+}  // namespace railwatch

@@ -1,0 +1,33 @@
+// railwatch: the command-line client. Wiring only; commands live in cli/commands.cc.
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "cli/commands.h"
+
+ABSL_FLAG(std::string, server, "", "railwatchd gRPC address (default $RAILWATCH_SERVER or 127.0.0.1:9740)");
+ABSL_FLAG(bool, json, false, "print JSON instead of tables");
+ABSL_FLAG(double, timeout, 5, "request deadline in seconds");
+ABSL_FLAG(std::string, state, "active", "diagnoses: active, firing, pending, resolved or all");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(railwatch::CommandHelp());
+  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> args(positional.begin() + 1, positional.end());
+
+  railwatch::CliOptions options;
+  options.server = absl::GetFlag(FLAGS_server);
+  if (options.server.empty()) {
+    const char* env = std::getenv("RAILWATCH_SERVER");
+    options.server = env && *env ? env : "127.0.0.1:9740";
+  }
+  options.json = absl::GetFlag(FLAGS_json);
+  options.timeout_seconds = absl::GetFlag(FLAGS_timeout);
+  options.state = absl::GetFlag(FLAGS_state);
+  return railwatch::RunCommand(args, options, std::cout, std::cerr);
+}

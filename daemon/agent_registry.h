@@ -1,0 +1,40 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "railwatch/v1/query.pb.h"
+
+namespace railwatch {
+
+// What the daemon knows about each agent that has ever connected: identity, connection
+// state, sequence progress and volume. Thread-safe.
+class AgentRegistry {
+ public:
+  // Registers a stream's Hello. Returns the last sequence stored for this agent instance
+  // (0 for a new instance), so a reconnecting agent can tell what was lost.
+  uint64_t Connected(const v1::Hello& hello, const std::string& peer, int64_t now);
+  void Disconnected(const std::string& agent_id, uint64_t instance_id, int64_t now);
+  // Records a stored batch.
+  void BatchStored(const std::string& agent_id, uint64_t sequence, uint64_t points,
+                   uint32_t series, int64_t newest_point, int64_t now);
+  // Last stored sequence of this instance, 0 if none.
+  uint64_t LastSequence(const std::string& agent_id, uint64_t instance_id) const;
+
+  std::vector<v1::AgentInfo> List() const;
+  int Connected() const;
+
+ private:
+  struct Entry {
+    v1::AgentInfo info;
+    uint64_t instance_id = 0;
+    int streams = 0;  // open streams for this agent id (a reconnect may overlap the old one)
+  };
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Entry> agents_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace railwatch

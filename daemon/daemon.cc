@@ -1,0 +1,201 @@
+#include "daemon/daemon.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/text.h"
+#include "daemon/agent_registry.h"
+#include "daemon/ingest_service.h"
+#include "daemon/query_service.h"
+#include "engine/engine.h"
+#include "exporters/daemon_metrics.h"
+#include "exporters/fabric_collectable.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/grpcpp.h"
+#include "prometheus/exposer.h"
+#include "prometheus/registry.h"
+#include "common/logging.h"
+
+namespace railwatch {
+namespace {
+
+// Logs every diagnosis transition: the operator's first view, before any alert routing.
+class LogListener final : public DiagnosisListener {
+ public:
+  void OnFiring(const v1::Diagnosis& d) override {
+    spdlog::warn("FIRING {} [{}] {} (id {}; runbook {})", d.playbook(),
+                 SeverityName(d.severity()), d.summary(), d.id(), d.runbook());
+  }
+  void OnResolved(const v1::Diagnosis& d) override {
+    spdlog::info("RESOLVED {} {} (id {})", d.playbook(), d.summary(), d.id());
+  }
+};
+
+// Brings store and engine statistics up to date before the registry is scraped.
+class RefreshingRegistry final : public prometheus::Collectable {
+ public:
+  RefreshingRegistry(std::shared_ptr<prometheus::Registry> registry, DaemonMetrics& metrics,
+                     const SeriesStore& store, const Engine& engine, const AgentRegistry& agents)
+      : registry_(std::move(registry)),
+        metrics_(metrics),
+        store_(store),
+        engine_(engine),
+        agents_(agents) {}
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    metrics_.Refresh(store_, engine_);
+    metrics_.agents_connected.Set(agents_.Connected());
+    return registry_->Collect();
+  }
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  DaemonMetrics& metrics_;
+  const SeriesStore& store_;
+  const Engine& engine_;
+  const AgentRegistry& agents_;
+};
+
+std::string HostOf(const std::string& listen) {
+  size_t colon = listen.rfind(':');
+  return colon == std::string::npos ? listen : listen.substr(0, colon);
+}
+
+absl::Status WriteReadyFile(const std::string& path, const std::string& grpc,
+                            const std::string& metrics) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << "{\"grpc\": \"" << grpc << "\", \"metrics\": \"" << metrics << "\"}\n";
+    if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::InternalError(absl::StrCat("cannot rename ", tmp, " to ", path));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+struct Daemon::Impl {
+  std::unique_ptr<SeriesStore> store;
+  std::unique_ptr<Engine> engine;
+  AgentRegistry agents;
+  LogListener log_listener;
+  std::shared_ptr<prometheus::Registry> registry;
+  std::unique_ptr<DaemonMetrics> metrics;
+  std::shared_ptr<RefreshingRegistry> self_metrics;
+  std::shared_ptr<StoreCollectable> fabric_metrics;
+  std::shared_ptr<DiagnosisCollectable> diagnosis_metrics;
+  std::unique_ptr<prometheus::Exposer> exposer;
+  std::unique_ptr<IngestService> ingest;
+  std::unique_ptr<QueryService> query;
+  std::unique_ptr<grpc::Server> server;
+};
+
+Daemon::Daemon(DaemonOptions options, const Clock& clock)
+    : options_(std::move(options)), clock_(clock), impl_(std::make_unique<Impl>()) {}
+
+Daemon::~Daemon() { Stop(); }
+
+absl::Status Daemon::Start() {
+  Impl& d = *impl_;
+
+  // 1. Playbooks: every problem is reported; the daemon refuses to start on errors so that a
+  //    broken rules file is noticed at deploy time, not at 3 AM.
+  LoadResult rules = LoadPlaybooks(options_.rules);
+  for (const LoadProblem& p : rules.problems) {
+    if (p.level == LoadProblem::Level::kError) spdlog::error("{}", p.ToString());
+    else spdlog::warn("{}", p.ToString());
+  }
+  if (!rules.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "playbooks from ", absl::StrJoin(options_.rules, ", "),
+        " have errors (listed above); check them with `railwatch rules validate`"));
+  }
+  if (rules.playbooks.empty()) spdlog::warn("no playbooks loaded: nothing will be diagnosed");
+  for (const Playbook& pb : rules.playbooks) {
+    spdlog::info("playbook {} from {}{}", pb.name, pb.source, pb.enabled ? "" : " (disabled)");
+  }
+  const size_t enabled = std::count_if(rules.playbooks.begin(), rules.playbooks.end(),
+                                       [](const Playbook& p) { return p.enabled; });
+
+  // 2. Store and engine.
+  d.store = std::make_unique<SeriesStore>(SeriesStore::Options{options_.retention_samples});
+  Engine::Options eo;
+  eo.interval = options_.eval_interval;
+  d.engine = std::make_unique<Engine>(eo, std::move(rules.playbooks), *d.store, clock_);
+  d.engine->AddListener(&d.log_listener);
+
+  // 3. Metrics.
+  d.registry = std::make_shared<prometheus::Registry>();
+  d.metrics = std::make_unique<DaemonMetrics>(*d.registry);
+  d.metrics->playbooks_loaded.Set(static_cast<double>(enabled));
+  d.self_metrics = std::make_shared<RefreshingRegistry>(d.registry, *d.metrics, *d.store,
+                                                        *d.engine, d.agents);
+  d.fabric_metrics = std::make_shared<StoreCollectable>(*d.store, clock_, options_.stale_after);
+  d.diagnosis_metrics = std::make_shared<DiagnosisCollectable>(*d.engine);
+  try {
+    d.exposer = std::make_unique<prometheus::Exposer>(options_.metrics_listen);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot serve /metrics on ", options_.metrics_listen, ": ", e.what()));
+  }
+  d.exposer->RegisterCollectable(d.self_metrics);
+  d.exposer->RegisterCollectable(d.fabric_metrics);
+  d.exposer->RegisterCollectable(d.diagnosis_metrics);
+  std::vector<int> ports = d.exposer->GetListeningPorts();
+  metrics_address_ =
+      absl::StrCat(HostOf(options_.metrics_listen), ":", ports.empty() ? 0 : ports[0]);
+
+  // 4. gRPC: Ingest for agents, Query for the CLI, reflection for grpcurl.
+  Engine* engine = d.engine.get();
+  d.ingest = std::make_unique<IngestService>(IngestService::Deps{
+      *d.store, d.agents, *d.metrics, clock_, [engine] { engine->Poke(); }});
+  d.query = std::make_unique<QueryService>(*d.engine, d.agents);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int grpc_port = 0;
+  builder.AddListeningPort(options_.grpc_listen, grpc::InsecureServerCredentials(), &grpc_port);
+  builder.RegisterService(d.ingest.get());
+  builder.RegisterService(d.query.get());
+  // Find dead agents within about 30 s, and let agents ping us as often as every 5 s.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 20'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5'000);
+  d.server = builder.BuildAndStart();
+  if (!d.server || grpc_port == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot serve gRPC on ", options_.grpc_listen,
+                     " (address in use, or not an address this host has?)"));
+  }
+  grpc_address_ = absl::StrCat(HostOf(options_.grpc_listen), ":", grpc_port);
+
+  // 5. Evaluate.
+  d.engine->Start();
+
+  spdlog::info("railwatchd ready: gRPC on {}, /metrics on http://{}/metrics, {} playbooks",
+               grpc_address_, metrics_address_, enabled);
+  if (!options_.ready_file.empty()) {
+    if (absl::Status s = WriteReadyFile(options_.ready_file, grpc_address_, metrics_address_);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+void Daemon::Stop() {
+  Impl& d = *impl_;
+  if (d.server) {
+    d.server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    d.server.reset();
+  }
+  if (d.engine) d.engine->Stop();
+  d.exposer.reset();
+}
+
+}  // namespace railwatch

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+
+namespace railwatch {
+
+struct DaemonOptions {
+  std::string grpc_listen = "127.0.0.1:9740";
+  std::string metrics_listen = "127.0.0.1:9741";
+  std::vector<std::string> rules;  // files or directories
+  absl::Duration eval_interval = absl::Seconds(1);
+  size_t retention_samples = 600;
+  absl::Duration stale_after = absl::Minutes(5);
+  // Written once both listeners are up: {"grpc": "host:port", "metrics": "host:port"}.
+  std::string ready_file;
+};
+
+// railwatchd: wires the series store, rules engine, exporters and gRPC services together.
+// Start() runs the start-up steps in order and fails with a clear message at the first that
+// cannot complete; Stop() tears down in reverse and is safe to call at any point.
+class Daemon {
+ public:
+  Daemon(DaemonOptions options, const Clock& clock = RealClock::Get());
+  ~Daemon();
+
+  absl::Status Start();
+  void Stop();
+
+  // Valid after Start().
+  const std::string& grpc_address() const { return grpc_address_; }
+  const std::string& metrics_address() const { return metrics_address_; }
+
+ private:
+  struct Impl;
+  DaemonOptions options_;
+  const Clock& clock_;
+  std::unique_ptr<Impl> impl_;
+  std::string grpc_address_, metrics_address_;
+};
+
+}  // namespace railwatch

@@ -1,0 +1,221 @@
+#include "daemon/ingest_service.h"
+
+#include <cctype>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "common/version.h"
+#include "common/logging.h"
+
+namespace railwatch {
+namespace {
+
+bool ValidName(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != ':') return false;
+  }
+  return true;
+}
+
+class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1::DaemonMessage> {
+ public:
+  IngestReactor(grpc::CallbackServerContext* ctx, IngestService::Deps& deps)
+      : deps_(deps), peer_(ctx->peer()) {
+    deps_.metrics.streams_opened.Increment();
+    StartRead(&in_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {  // the agent closed its side or the stream broke
+      FinishOnce(grpc::Status::OK);
+      return;
+    }
+    grpc::Status status = Handle();
+    if (!status.ok()) {
+      spdlog::warn("ingest from {} ({}): {}", agent_id_.empty() ? "?" : agent_id_, peer_,
+                   status.error_message());
+      FinishOnce(status);
+      return;
+    }
+    StartRead(&in_);
+  }
+
+  void OnWriteDone(bool ok) override {
+    absl::MutexLock lock(&mu_);
+    writing_ = false;
+    if (!ok) return;  // the read side will see the break and finish
+    MaybeWriteLocked();
+  }
+
+  void OnDone() override {
+    if (hello_seen_) {
+      deps_.agents.Disconnected(agent_id_, instance_id_, deps_.clock.NowNanos());
+      spdlog::info("agent {} disconnected ({})", agent_id_, peer_);
+    }
+    delete this;
+  }
+
+ private:
+  grpc::Status Handle() {
+    switch (in_.message_case()) {
+      case v1::AgentMessage::kHello: return HandleHello(in_.hello());
+      case v1::AgentMessage::kBatch: return HandleBatch(in_.batch());
+      default:
+        deps_.metrics.ingest_errors.Add({{"reason", "empty_message"}}).Increment();
+        return {grpc::StatusCode::INVALID_ARGUMENT, "message carries neither hello nor batch"};
+    }
+  }
+
+  grpc::Status HandleHello(const v1::Hello& hello) {
+    if (hello_seen_) {
+      deps_.metrics.ingest_errors.Add({{"reason", "protocol"}}).Increment();
+      return {grpc::StatusCode::FAILED_PRECONDITION, "second hello on one stream"};
+    }
+    if (hello.agent_id().empty()) {
+      deps_.metrics.ingest_errors.Add({{"reason", "protocol"}}).Increment();
+      return {grpc::StatusCode::INVALID_ARGUMENT, "hello without agent_id"};
+    }
+    hello_seen_ = true;
+    agent_id_ = hello.agent_id();
+    instance_id_ = hello.instance_id();
+    last_sequence_ = deps_.agents.Connected(hello, peer_, deps_.clock.NowNanos());
+    spdlog::info("agent {} connected from {} (host {}, version {})", agent_id_, peer_,
+                 hello.hostname(), hello.version());
+    absl::MutexLock lock(&mu_);
+    welcome_pending_ = true;
+    welcome_sequence_ = last_sequence_;
+    MaybeWriteLocked();
+    return grpc::Status::OK;
+  }
+
+  grpc::Status HandleBatch(const v1::Batch& batch) {
+    if (!hello_seen_) {
+      deps_.metrics.ingest_errors.Add({{"reason", "protocol"}}).Increment();
+      return {grpc::StatusCode::FAILED_PRECONDITION, "batch before hello"};
+    }
+    deps_.metrics.batches_ingested.Increment();
+    if (batch.sequence() <= last_sequence_) {
+      // Already stored (a replay after a lost ack): acknowledge again, store nothing twice.
+      deps_.metrics.ingest_errors.Add({{"reason", "duplicate_batch"}}).Increment();
+      QueueAck(last_sequence_);
+      return grpc::Status::OK;
+    }
+    for (const v1::SeriesDefinition& def : batch.definitions()) {
+      if (!ValidName(def.name())) {
+        deps_.metrics.ingest_errors.Add({{"reason", "bad_series_name"}}).Increment();
+        spdlog::warn("agent {}: series {} has an invalid name \"{}\"; its points are dropped",
+                     agent_id_, def.id(), def.name());
+        continue;
+      }
+      Labels labels;
+      labels.reserve(def.labels_size());
+      for (const v1::Label& l : def.labels()) labels.push_back({l.name(), l.value()});
+      NormalizeLabels(labels);
+      const MetricKind kind = def.kind() == v1::SERIES_KIND_COUNTER ? MetricKind::kCounter
+                                                                     : MetricKind::kGauge;
+      local_to_ref_[def.id()] =
+          deps_.store.Intern(def.name(), labels, kind, def.width_bits(), def.help());
+    }
+    bool watched = false;
+    int64_t newest = 0;
+    uint64_t stored = 0, unknown = 0;
+    for (const v1::Point& p : batch.points()) {
+      auto it = local_to_ref_.find(p.series_id());
+      if (it == local_to_ref_.end()) {
+        ++unknown;
+        continue;
+      }
+      const double value = p.value_case() == v1::Point::kCounter
+                               ? static_cast<double>(p.counter())
+                               : p.gauge();
+      watched |= deps_.store.Append(it->second, p.time_unix_nano(), value);
+      newest = std::max(newest, p.time_unix_nano());
+      ++stored;
+    }
+    if (unknown > 0) {
+      deps_.metrics.ingest_errors.Add({{"reason", "unknown_series"}})
+          .Increment(static_cast<double>(unknown));
+    }
+    deps_.metrics.samples_ingested.Increment(static_cast<double>(stored));
+    deps_.metrics.events_ingested.Increment(batch.events_size());
+    last_sequence_ = batch.sequence();
+    deps_.agents.BatchStored(agent_id_, last_sequence_, stored,
+                             static_cast<uint32_t>(local_to_ref_.size()), newest,
+                             deps_.clock.NowNanos());
+    if (watched && deps_.on_watched_update) deps_.on_watched_update();
+    QueueAck(last_sequence_);
+    return grpc::Status::OK;
+  }
+
+  void QueueAck(uint64_t sequence) {
+    absl::MutexLock lock(&mu_);
+    ack_pending_ = sequence;
+    MaybeWriteLocked();
+  }
+
+  // One write in flight at a time; acks are cumulative, so only the newest waiting one is sent.
+  void MaybeWriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (writing_ || finished_) return;
+    if (welcome_pending_) {
+      out_.Clear();
+      v1::Welcome* w = out_.mutable_welcome();
+      w->set_daemon_version(kVersion);
+      w->set_last_sequence(welcome_sequence_);
+      welcome_pending_ = false;
+    } else if (ack_pending_ > 0) {
+      out_.Clear();
+      out_.mutable_ack()->set_sequence(ack_pending_);
+      ack_pending_ = 0;
+    } else {
+      if (finish_requested_) {
+        finished_ = true;
+        Finish(finish_status_);
+      }
+      return;
+    }
+    writing_ = true;
+    StartWrite(&out_);
+  }
+
+  void FinishOnce(grpc::Status status) {
+    absl::MutexLock lock(&mu_);
+    if (finish_requested_) return;
+    finish_requested_ = true;
+    finish_status_ = std::move(status);
+    // Do not send acks that nobody will read once the stream is over.
+    if (!finish_status_.ok()) ack_pending_ = 0;
+    MaybeWriteLocked();
+  }
+
+  IngestService::Deps& deps_;
+  const std::string peer_;
+  v1::AgentMessage in_;
+  // Reads are sequential (one outstanding), so the state below is touched by one thread at a
+  // time; mu_ guards what the write path shares.
+  bool hello_seen_ = false;
+  std::string agent_id_;
+  uint64_t instance_id_ = 0;
+  uint64_t last_sequence_ = 0;
+  absl::flat_hash_map<uint32_t, SeriesRef> local_to_ref_;
+
+  absl::Mutex mu_;
+  v1::DaemonMessage out_ ABSL_GUARDED_BY(mu_);
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool welcome_pending_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t welcome_sequence_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t ack_pending_ ABSL_GUARDED_BY(mu_) = 0;
+  bool finish_requested_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::Status finish_status_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+grpc::ServerBidiReactor<v1::AgentMessage, v1::DaemonMessage>* IngestService::Stream(
+    grpc::CallbackServerContext* context) {
+  return new IngestReactor(context, deps_);
+}
+
+}  // namespace railwatch

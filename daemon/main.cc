@@ -1,0 +1,65 @@
+// railwatchd: the railwatch daemon. Wiring only; the work is in the libraries.
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/notification.h"
+#include "common/logging.h"
+#include "common/signals.h"
+#include "common/version.h"
+#include "daemon/daemon.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:9740",
+          "gRPC address for agents (Ingest) and clients (Query); port 0 picks a free port");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9741",
+          "address of the Prometheus /metrics endpoint; port 0 picks a free port");
+ABSL_FLAG(std::string, rules, RAILWATCH_DEFAULT_RULES,
+          "comma-separated playbook files or directories");
+ABSL_FLAG(absl::Duration, eval_interval, absl::Seconds(1),
+          "how often every playbook is evaluated (they are also evaluated on new data)");
+ABSL_FLAG(int, retention, 600, "samples kept per series (600 = 10 minutes at 1 s)");
+ABSL_FLAG(absl::Duration, stale_after, absl::Minutes(5),
+          "series without a sample for this long leave /metrics");
+ABSL_FLAG(std::string, ready_file, "",
+          "write {\"grpc\": ..., \"metrics\": ...} here once listening (for scripts and tests)");
+ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn or error");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "railwatch daemon: stores fabric telemetry from agents, applies playbooks, raises "
+      "diagnoses.\nUsage: railwatchd [--listen=ADDR] [--metrics_listen=ADDR] [--rules=PATHS]");
+  absl::SetFlagsUsageConfig({.version_string = [] { return std::string("railwatchd ") +
+                                                           railwatch::kVersion + "\n"; }});
+  static absl::Notification stop;
+  railwatch::NotifyOnTerminationSignal(stop);
+  absl::ParseCommandLine(argc, argv);
+  if (absl::Status s = railwatch::InitLogging("railwatchd", absl::GetFlag(FLAGS_log_level));
+      !s.ok()) {
+    fprintf(stderr, "railwatchd: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+
+  railwatch::DaemonOptions options;
+  options.grpc_listen = absl::GetFlag(FLAGS_listen);
+  options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.rules = absl::StrSplit(absl::GetFlag(FLAGS_rules), ',', absl::SkipEmpty());
+  options.eval_interval = absl::GetFlag(FLAGS_eval_interval);
+  options.retention_samples = static_cast<size_t>(std::max(2, absl::GetFlag(FLAGS_retention)));
+  options.stale_after = absl::GetFlag(FLAGS_stale_after);
+  options.ready_file = absl::GetFlag(FLAGS_ready_file);
+
+
+  railwatch::Daemon daemon(options);
+  if (absl::Status s = daemon.Start(); !s.ok()) {
+    spdlog::critical("cannot start: {}", s.message());
+    return 1;
+  }
+  stop.WaitForNotification();
+  spdlog::info("shutting down");
+  daemon.Stop();
+  return 0;
+}

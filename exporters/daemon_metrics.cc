@@ -1,0 +1,55 @@
+#include "exporters/daemon_metrics.h"
+
+namespace railwatch {
+namespace {
+
+prometheus::Counter& NewCounter(prometheus::Registry& r, const char* name, const char* help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(r).Add({});
+}
+prometheus::Gauge& NewGauge(prometheus::Registry& r, const char* name, const char* help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(r).Add({});
+}
+
+}  // namespace
+
+DaemonMetrics::DaemonMetrics(prometheus::Registry& r)
+    : samples_ingested(NewCounter(r, "railwatch_ingest_samples_total",
+                                  "Samples received from agents and stored.")),
+      batches_ingested(NewCounter(r, "railwatch_ingest_batches_total",
+                                  "Batches received from agents.")),
+      events_ingested(NewCounter(r, "railwatch_ingest_events_total",
+                                 "Events received from agents.")),
+      streams_opened(NewCounter(r, "railwatch_ingest_streams_opened_total",
+                                "Ingest streams opened by agents (connects and reconnects).")),
+      ingest_errors(prometheus::BuildCounter()
+                        .Name("railwatch_ingest_errors_total")
+                        .Help("Ingest messages or points rejected, by reason.")
+                        .Register(r)),
+      agents_connected(NewGauge(r, "railwatch_agents_connected", "Agents with an open stream.")),
+      series(NewGauge(r, "railwatch_series", "Series held in the store.")),
+      samples_out_of_order(NewCounter(r, "railwatch_store_samples_out_of_order_total",
+                                      "Samples dropped because they were not newer than the "
+                                      "series' latest.")),
+      counter_resets(NewCounter(r, "railwatch_store_counter_resets_total",
+                                "Counter resets seen (driver reloads, replaced NICs).")),
+      rule_evaluations(NewCounter(r, "railwatch_rule_evaluations_total",
+                                  "Evaluations of the playbook set.")),
+      rule_evaluation_seconds(NewGauge(r, "railwatch_rule_evaluation_duration_seconds",
+                                       "Duration of the latest evaluation of all playbooks.")),
+      playbooks_loaded(NewGauge(r, "railwatch_playbooks_loaded", "Enabled playbooks.")) {}
+
+void DaemonMetrics::Refresh(const SeriesStore& store, const Engine& engine) {
+  absl::MutexLock lock(&mu_);
+  SeriesStore::Stats s = store.stats();
+  series.Set(static_cast<double>(store.size()));
+  samples_out_of_order.Increment(static_cast<double>(s.samples_out_of_order - seen_out_of_order_));
+  seen_out_of_order_ = s.samples_out_of_order;
+  counter_resets.Increment(static_cast<double>(s.counter_resets - seen_resets_));
+  seen_resets_ = s.counter_resets;
+  Engine::Stats e = engine.stats();
+  rule_evaluations.Increment(static_cast<double>(e.evaluations - seen_evaluations_));
+  seen_evaluations_ = e.evaluations;
+  rule_evaluation_seconds.Set(e.last_duration_seconds);
+}
+
+}  // namespace railwatch

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <memory>
+
+#include "absl/synchronization/mutex.h"
+#include "engine/engine.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/registry.h"
+#include "store/series_store.h"
+
+namespace railwatch {
+
+// The daemon's own metrics (railwatch_*), registered once and updated by the components that
+// own the events. Values that components already count (store, engine) are copied in at
+// scrape time by Refresh.
+class DaemonMetrics {
+ public:
+  explicit DaemonMetrics(prometheus::Registry& registry);
+
+  prometheus::Counter& samples_ingested;
+  prometheus::Counter& batches_ingested;
+  prometheus::Counter& events_ingested;
+  prometheus::Counter& streams_opened;
+  prometheus::Family<prometheus::Counter>& ingest_errors;  // {reason}
+  prometheus::Gauge& agents_connected;
+  prometheus::Gauge& series;
+  prometheus::Counter& samples_out_of_order;
+  prometheus::Counter& counter_resets;
+  prometheus::Counter& rule_evaluations;
+  prometheus::Gauge& rule_evaluation_seconds;
+  prometheus::Gauge& playbooks_loaded;
+
+  // Copies store and engine statistics into the gauges and counters above.
+  void Refresh(const SeriesStore& store, const Engine& engine);
+
+ private:
+  absl::Mutex mu_;  // scrapes may run concurrently
+  uint64_t seen_out_of_order_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t seen_resets_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t seen_evaluations_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace railwatch

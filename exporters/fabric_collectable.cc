@@ -1,0 +1,64 @@
+#include "exporters/fabric_collectable.h"
+
+#include <map>
+
+#include "common/vocabulary.h"
+
+namespace railwatch {
+
+std::string SeverityName(int severity) {
+  switch (severity) {
+    case v1::SEVERITY_CRITICAL: return "critical";
+    case v1::SEVERITY_WARNING: return "warning";
+    case v1::SEVERITY_INFO: return "info";
+    default: return "unspecified";
+  }
+}
+
+std::vector<prometheus::MetricFamily> StoreCollectable::Collect() const {
+  const int64_t oldest = clock_.NowNanos() - absl::ToInt64Nanoseconds(stale_after_);
+  // Ordered by name so that the exposition is stable (golden files, diffs).
+  std::map<std::string, prometheus::MetricFamily> families;
+  store_.ForEachLatest([&](SeriesRef, const SeriesMeta& meta, const Sample& sample) {
+    if (sample.time_unix_nano < oldest) return;
+    auto [it, inserted] = families.try_emplace(meta.name);
+    prometheus::MetricFamily& family = it->second;
+    if (inserted) {
+      family.name = meta.name;
+      const MetricSpec* spec = FindMetric(meta.name);
+      family.help = spec ? std::string(spec->help) : meta.help;
+      family.type = meta.kind == MetricKind::kCounter ? prometheus::MetricType::Counter
+                                                      : prometheus::MetricType::Gauge;
+    }
+    prometheus::ClientMetric& m = family.metric.emplace_back();
+    m.label.reserve(meta.labels.size());
+    for (const Label& l : meta.labels) m.label.push_back({l.name, l.value});
+    if (meta.kind == MetricKind::kCounter) m.counter.value = sample.value;
+    else m.gauge.value = sample.value;
+  });
+  std::vector<prometheus::MetricFamily> out;
+  out.reserve(families.size());
+  for (auto& [name, family] : families) out.push_back(std::move(family));
+  return out;
+}
+
+std::vector<prometheus::MetricFamily> DiagnosisCollectable::Collect() const {
+  prometheus::MetricFamily family;
+  family.name = "railwatch_diagnosis_active";
+  family.help = "1 for each firing diagnosis, labelled with its playbook, severity and culprit.";
+  family.type = prometheus::MetricType::Gauge;
+  for (const v1::Diagnosis& d : engine_.List()) {
+    if (d.state() != v1::DIAGNOSIS_STATE_FIRING) continue;
+    prometheus::ClientMetric& m = family.metric.emplace_back();
+    m.label.push_back({"playbook", d.playbook()});
+    m.label.push_back({"severity", SeverityName(d.severity())});
+    for (const v1::Label& l : d.culprit()) {
+      if (l.name() == "playbook" || l.name() == "severity") continue;
+      m.label.push_back({l.name(), l.value()});
+    }
+    m.gauge.value = 1;
+  }
+  return {std::move(family)};
+}
+
+}  // namespace railwatch

@@ -1,0 +1,85 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace railwatch::sim {
+
+// A counter file rewritten in place (pwrite + ftruncate), never replaced: a reader that opened
+// it once and preads it, as the agent does with real sysfs, sees every new value.
+class SimFile {
+ public:
+  static absl::StatusOr<std::unique_ptr<SimFile>> Create(const std::string& path);
+  ~SimFile();
+  absl::Status Write(std::string_view content);
+
+ private:
+  explicit SimFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  int fd_;
+  std::string path_;
+  size_t length_ = 0;
+};
+
+struct LinkFlap {
+  std::string host;
+  std::string device;
+  int port = 1;
+  absl::Duration at;                            // after the simulation starts
+  absl::Duration down_for = absl::Milliseconds(300);
+};
+
+// Parses HOST/DEVICE/PORT@OFFSET, e.g. gpu-node-003/mlx5_5/1@8s.
+absl::StatusOr<LinkFlap> ParseLinkFlap(absl::string_view spec);
+
+// N simulated GPU hosts with 8 RDMA NICs each, written as sysfs trees under
+// <root>/<host>/class/infiniband/. Traffic follows a training job's rhythm (an AllReduce burst
+// every step, then compute), so the data counters move like a real job's; faults are injected
+// at chosen offsets and recorded as ground truth.
+class SysfsFabric {
+ public:
+  struct Options {
+    std::string root;
+    int hosts = 4;
+    int nics_per_host = 8;
+    double link_gbps = 400;
+    absl::Duration step = absl::Milliseconds(500);  // one training step
+    double comm_fraction = 0.6;                     // share of the step spent in AllReduce
+    uint64_t seed = 1;
+    std::vector<LinkFlap> flaps;
+    // JSON lines, one per injected fault, appended as it happens.
+    std::string ground_truth_file;
+  };
+
+  explicit SysfsFabric(Options options);
+  ~SysfsFabric();
+
+  // Writes the initial trees. `start` is the simulation's time zero.
+  absl::Status Create(absl::Time start);
+  // Advances to `now`: moves counters with traffic and applies faults that are due.
+  absl::Status Tick(absl::Time now);
+
+  static std::string HostName(int index);
+  std::string HostRoot(const std::string& host) const;
+
+ private:
+  struct Port;
+  absl::Status WriteGroundTruth(const LinkFlap& f, absl::Time at);
+
+  Options options_;
+  absl::Time start_, last_;
+  std::mt19937_64 rng_;
+  std::vector<std::unique_ptr<Port>> ports_;
+  std::map<std::string, Port*> by_name_;  // "host/device/port"
+  std::vector<bool> flap_started_, flap_ended_;
+};
+
+}  // namespace railwatch::sim

@@ -1,0 +1,125 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/synchronization/mutex.h"
+#include "common/labels.h"
+#include "common/vocabulary.h"
+
+namespace railwatch {
+
+// Index of a series in the store; stable for the life of the store.
+using SeriesRef = uint32_t;
+
+struct SeriesMeta {
+  std::string name;
+  Labels labels;
+  MetricKind kind = MetricKind::kGauge;
+  uint32_t width_bits = 0;
+  std::string help;
+};
+
+struct Sample {
+  int64_t time_unix_nano = 0;
+  double value = 0;  // counters: the raw reading, exact up to 2^53
+};
+
+// What a counter did over a window of samples.
+struct CounterWindow {
+  double increase = 0;           // sum of per-step increases, safe across resets and wraps
+  int64_t first_time = 0;
+  int64_t last_time = 0;
+  int resets = 0;
+  int wraps = 0;
+  size_t samples = 0;
+};
+
+// Label match for Select: name="value" or name!="value".
+struct LabelMatcher {
+  std::string name;
+  std::string value;
+  bool negate = false;
+};
+
+// In-memory time series with a fixed ring of recent samples per series.
+//
+// Thread-safe: many writers (ingest streams) and readers (rules engine, exporter, queries).
+// Counters keep their raw readings; rate and increase are computed per step with
+// CounterDelta, so resets and wraps never appear as negative or huge increases.
+class SeriesStore {
+ public:
+  struct Options {
+    // Samples kept per series (600 = 10 minutes at 1 s).
+    size_t capacity = 600;
+  };
+
+  struct Stats {
+    uint64_t samples_appended = 0;
+    uint64_t samples_out_of_order = 0;
+    uint64_t counter_resets = 0;
+  };
+
+  explicit SeriesStore(Options options);
+
+  // Returns the series for (name, labels), creating it on first sight. Labels must be
+  // normalised (sorted). A later Intern with another kind keeps the first.
+  SeriesRef Intern(std::string_view name, const Labels& labels, MetricKind kind,
+                   uint32_t width_bits = 0, std::string_view help = {});
+
+  // Appends a sample; one not newer than the series' last is dropped and counted. Returns true
+  // when the series is watched (see Watch), so the caller can wake the rules engine.
+  bool Append(SeriesRef ref, int64_t time_unix_nano, double value);
+
+  // Series with these names are reported as watched by Append.
+  void Watch(const absl::flat_hash_set<std::string>& names);
+
+  std::vector<SeriesRef> Select(std::string_view name,
+                                const std::vector<LabelMatcher>& matchers = {}) const;
+
+  SeriesMeta Meta(SeriesRef ref) const;
+  std::optional<Sample> Latest(SeriesRef ref) const;
+  // Samples with from <= t <= to, oldest first.
+  std::vector<Sample> Range(SeriesRef ref, int64_t from, int64_t to) const;
+  // Counter behaviour over samples in [from, to]; nullopt with fewer than two samples (an
+  // absent counter has no increase, not a zero one).
+  std::optional<CounterWindow> Increase(SeriesRef ref, int64_t from, int64_t to) const;
+  // Per-second rate over the same samples; nullopt when Increase is, or the span is zero.
+  std::optional<double> Rate(SeriesRef ref, int64_t from, int64_t to) const;
+
+  // Calls fn for every series with its latest sample (series without samples are skipped).
+  void ForEachLatest(
+      const std::function<void(SeriesRef, const SeriesMeta&, const Sample&)>& fn) const;
+
+  size_t size() const;
+  Stats stats() const;
+
+ private:
+  struct Series {
+    SeriesMeta meta;
+    bool watched = false;
+    std::vector<Sample> ring;  // capacity slots, allocated once
+    size_t head = 0;           // next slot to write
+    size_t count = 0;
+    template <typename Fn>
+    void ForEachIn(int64_t from, int64_t to, Fn&& fn) const;
+  };
+
+  Options options_;
+  mutable absl::Mutex mu_;
+  std::deque<Series> series_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint64_t, std::vector<SeriesRef>> by_fingerprint_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::vector<SeriesRef>> by_name_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<std::string> watched_names_ ABSL_GUARDED_BY(mu_);
+  Stats stats_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace railwatch
