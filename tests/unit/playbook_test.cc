@@ -1,0 +1,95 @@
+#include "engine/playbook.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "support/ttar.h"
+
+namespace railwatch {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(LoadPlaybooks, ShippedRulesLoadCleanly) {
+  LoadResult r = LoadPlaybooks({RAILWATCH_RULES_SOURCE_DIR});
+  for (const LoadProblem& p : r.problems) ADD_FAILURE() << p.ToString();
+  ASSERT_EQ(r.playbooks.size(), 1u);
+  const Playbook& pb = r.playbooks[0];
+  EXPECT_EQ(pb.name, "link_flap");
+  EXPECT_EQ(pb.severity, v1::SEVERITY_CRITICAL);
+  EXPECT_EQ(pb.culprit, (std::vector<std::string>{"host", "device", "port"}));
+  EXPECT_TRUE(std::filesystem::exists(pb.runbook)) << pb.runbook;
+  EXPECT_THAT(pb.runbook, HasSubstr("runbooks/link-flap.md"));
+  EXPECT_EQ(pb.condition->ToString(), "increase(fabric_rdma_link_downed_total[5m]) > 0");
+}
+
+TEST(LoadPlaybooks, EveryProblemWithFileLineColumn) {
+  const std::string text =
+      "- playbook: good\n"                                   // 1
+      "  desc: fine\n"                                       // 2
+      "  condition: increase(a_total[5m]) > 0\n"             // 3
+      "  runbook: https://runbooks.example/good\n"           // 4
+      "- playbook: broken_condition\n"                       // 5
+      "  desc: x\n"                                          // 6
+      "  condition: increase(a_total[5m] > 0\n"              // 7
+      "  runbook: https://runbooks.example/x\n"              // 8
+      "- playbook: bad_fields\n"                             // 9
+      "  desc: y\n"                                          // 10
+      "  condition: a_total > 1\n"                           // 11
+      "  severity: urgent\n"                                 // 12
+      "  for: 5 minutes\n"                                   // 13
+      "  colour: blue\n"                                     // 14
+      "  runbook: https://runbooks.example/y\n"              // 15
+      "- playbook: missing_condition\n"                      // 16
+      "  desc: z\n"                                          // 17
+      "  runbook: https://runbooks.example/z\n";             // 18
+  LoadResult r;
+  LoadPlaybooksFromString(text, "test.yaml", r);
+  ASSERT_EQ(r.playbooks.size(), 1u);
+  EXPECT_EQ(r.playbooks[0].name, "good");
+  EXPECT_FALSE(r.ok());
+
+  std::vector<std::string> got;
+  for (const LoadProblem& p : r.problems) got.push_back(p.ToString());
+  // The condition error points at the character where ")" was expected: the value starts at
+  // column 14 and the ">" is 21 characters into it.
+  EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:7:35: error[bad-condition]")));
+  EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:12:13: error[bad-severity]")));
+  EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:13:8: error[bad-duration]")));
+  EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:14:3: warning[unknown-key]")));
+  EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:16:3: error[missing-key]")));
+  EXPECT_EQ(got.size(), 5u) << ::testing::PrintToString(got);
+}
+
+TEST(LoadPlaybooks, YamlSyntaxErrorHasPosition) {
+  LoadResult r;
+  LoadPlaybooksFromString("- playbook: x\n  desc: [unclosed\n", "bad.yaml", r);
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0].code, "yaml-syntax");
+  EXPECT_EQ(r.problems[0].file, "bad.yaml");
+  EXPECT_GE(r.problems[0].line, 2);
+}
+
+TEST(LoadPlaybooks, DuplicateAcrossFilesAndMissingRunbook) {
+  testing::TempDir dir;
+  const std::string item =
+      "- playbook: twice\n  desc: d\n  condition: a > 1\n  runbook: runbooks/none.md\n";
+  std::ofstream(dir.path() + "/a.yaml") << item;
+  std::ofstream(dir.path() + "/b.yml") << item;
+  std::ofstream(dir.path() + "/notes.txt") << "not a rules file";
+  LoadResult r = LoadPlaybooks({dir.path()});
+  EXPECT_EQ(r.playbooks.size(), 1u);
+  int duplicate = 0, missing_runbook = 0;
+  for (const LoadProblem& p : r.problems) {
+    duplicate += p.code == "duplicate-playbook";
+    missing_runbook += p.code == "missing-runbook";
+  }
+  EXPECT_EQ(duplicate, 1);
+  EXPECT_EQ(missing_runbook, 2);  // a warning per file
+}
+
+}  // namespace
+}  // namespace railwatch
