@@ -113,6 +113,48 @@ int Diagnoses(const CliOptions& o, std::ostream& out, std::ostream& err) {
   return kExitOk;
 }
 
+int Explain(const std::vector<std::string>& args, const CliOptions& o, std::ostream& out,
+            std::ostream& err) {
+  if (args.size() != 2) {
+    err << "usage: railwatch explain ID   (IDs are listed by `railwatch diagnoses`)\n";
+    return kExitUsage;
+  }
+  v1::GetDiagnosisRequest req;
+  req.set_id(args[1]);
+  grpc::ClientContext ctx;
+  SetDeadline(ctx, o);
+  v1::Diagnosis d;
+  grpc::Status s = Connect(o)->GetDiagnosis(&ctx, req, &d);
+  if (!s.ok()) return FromStatus(s, o, err);
+  if (o.json) {
+    out << ToJson(d) << "\n";
+    return kExitOk;
+  }
+  out << d.summary() << "\n\n";
+  out << "  id        " << d.id() << "\n";
+  out << "  playbook  " << d.playbook() << " (" << SeverityName(d.severity()) << ", "
+      << StateName(d.state()) << ")\n";
+  out << "  culprit   " << CulpritText(d) << "\n";
+  out << "  since     " << FormatTime(d.active_since_unix_nano()) << " ("
+      << Ago(d.active_since_unix_nano()) << ")\n";
+  if (d.fired_at_unix_nano() != 0) {
+    out << "  fired     " << FormatTime(d.fired_at_unix_nano()) << "\n";
+  }
+  if (d.resolved_at_unix_nano() != 0) {
+    out << "  resolved  " << FormatTime(d.resolved_at_unix_nano()) << "\n";
+  }
+  out << "\n" << d.description() << "\n";
+  for (const v1::Evidence& e : d.evidence()) {
+    out << "\nEvidence: " << e.series() << "\n  " << e.summary() << "\n";
+    for (const v1::EvidencePoint& p : e.points()) {
+      out << "    " << FormatTime(p.time_unix_nano()) << "  " << absl::StrFormat("%.17g", p.value())
+          << "\n";
+    }
+  }
+  out << "\nRunbook: " << d.runbook() << "\n";
+  return kExitOk;
+}
+
 std::string RoleName(v1::AgentRole r) {
   switch (r) {
     case v1::AGENT_ROLE_HOST: return "host";
@@ -181,6 +223,7 @@ Usage: railwatch [flags] COMMAND [args]
 
 Commands:
   diagnoses            list diagnoses (default: pending and firing); --state=firing|pending|resolved|all
+  explain ID           one diagnosis in full: culprit, evidence with its readings, runbook
   agents               list agents: connection, last seen, lag, series
   rules validate PATH  check playbook files; every problem with file:line:column
   rules list PATH      list the playbooks in files or directories
@@ -205,6 +248,7 @@ int RunCommand(const std::vector<std::string>& args, const CliOptions& options, 
   const std::string& cmd = args[0];
   if (cmd == "diagnoses") return Diagnoses(options, out, err);
   if (cmd == "agents") return Agents(options, out, err);
+  if (cmd == "explain") return Explain(args, options, out, err);
   if (cmd == "rules") return Rules(args, options, out, err);
   if (cmd == "version") {
     out << "railwatch " << kVersion << "\n";

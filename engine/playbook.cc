@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/text.h"
@@ -102,7 +103,10 @@ class ItemLoader {
     YAML::Mark mark = item.Mark();
     pb.source = absl::StrCat(file_, ":", mark.line + 1, ":", mark.column + 1);
     GetString(item, "playbook", pb.name, true);
-    GetString(item, "desc", pb.desc, true);
+    if (GetString(item, "desc", pb.desc, true)) {
+      // Folded YAML scalars (desc: >) end with a newline.
+      pb.desc = std::string(absl::StripTrailingAsciiWhitespace(pb.desc));
+    }
     if (GetString(item, "condition", pb.condition_text, true)) {
       ConditionError err;
       absl::StatusOr<std::unique_ptr<Condition>> cond = ParseCondition(pb.condition_text, &err);

@@ -128,9 +128,15 @@ absl::Status SysfsFabric::Create(absl::Time start) {
   start_ = last_ = start;
   for (int h = 1; h <= options_.hosts; ++h) {
     const std::string host = HostName(h);
+    // Each host's tree is built under a staging name and renamed into place when complete, so
+    // an agent never discovers a half-written tree. Open files stay valid across the rename.
+    const fs::path staging = fs::path(options_.root) / absl::StrCat(".", host, ".staging");
+    std::error_code rm_ec;
+    fs::remove_all(staging, rm_ec);
+    fs::remove_all(HostRoot(host), rm_ec);
     for (int n = 0; n < options_.nics_per_host; ++n) {
       const std::string device = absl::StrCat("mlx5_", n);
-      const fs::path dev = fs::path(HostRoot(host)) / "class" / "infiniband" / device;
+      const fs::path dev = staging / "class" / "infiniband" / device;
       const fs::path port_dir = dev / "ports" / "1";
       std::error_code ec;
       fs::create_directories(port_dir / "counters", ec);
@@ -172,6 +178,9 @@ absl::Status SysfsFabric::Create(absl::Time start) {
       by_name_[absl::StrCat(host, "/", device, "/1")] = port.get();
       ports_.push_back(std::move(port));
     }
+    std::error_code ec;
+    fs::rename(staging, HostRoot(host), ec);
+    if (ec) return absl::UnavailableError(absl::StrCat("rename to ", HostRoot(host), ": ", ec.message()));
   }
   for (const LinkFlap& f : options_.flaps) {
     if (!by_name_.contains(absl::StrCat(f.host, "/", f.device, "/", f.port))) {

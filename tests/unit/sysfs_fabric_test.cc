@@ -1,0 +1,91 @@
+#include "sim/sysfs_fabric.h"
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "collectors/pread_file.h"
+#include "common/text.h"
+#include "gtest/gtest.h"
+#include "support/ttar.h"
+
+namespace railwatch::sim {
+namespace {
+
+uint64_t ReadCounter(const std::string& path) {
+  absl::StatusOr<PreadFile> f = PreadFile::Open(path);
+  EXPECT_TRUE(f.ok()) << f.status();
+  auto v = f->ReadCounter();
+  EXPECT_TRUE(v.ok() && v->has_value()) << path;
+  return v.ok() && v->has_value() ? **v : 0;
+}
+
+std::string ReadText(const std::string& path) { return std::string(FirstLine(*ReadFile(path))); }
+
+TEST(ParseLinkFlap, Forms) {
+  absl::StatusOr<LinkFlap> f = ParseLinkFlap("gpu-node-003/mlx5_5/1@8s");
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->host, "gpu-node-003");
+  EXPECT_EQ(f->device, "mlx5_5");
+  EXPECT_EQ(f->port, 1);
+  EXPECT_EQ(f->at, absl::Seconds(8));
+  EXPECT_FALSE(ParseLinkFlap("gpu-node-003/mlx5_5@8s").ok());
+  EXPECT_FALSE(ParseLinkFlap("gpu-node-003/mlx5_5/x@8s").ok());
+  EXPECT_FALSE(ParseLinkFlap("gpu-node-003/mlx5_5/1").ok());
+}
+
+TEST(SysfsFabric, TrafficMovesAndFlapIsInjectedWithGroundTruth) {
+  testing::TempDir dir;
+  SysfsFabric::Options o;
+  o.root = dir.path();
+  o.hosts = 2;
+  o.flaps.push_back({"gpu-node-002", "mlx5_3", 1, absl::Seconds(5), absl::Milliseconds(300)});
+  o.ground_truth_file = dir.path() + "/truth.jsonl";
+  SysfsFabric fabric(o);
+  const absl::Time t0 = absl::FromUnixSeconds(1'800'000'000);
+  ASSERT_TRUE(fabric.Create(t0).ok());
+
+  const std::string port = dir.path() + "/gpu-node-002/class/infiniband/mlx5_3/ports/1";
+  const std::string other = dir.path() + "/gpu-node-001/class/infiniband/mlx5_3/ports/1";
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/.gpu-node-002.staging"));
+  EXPECT_EQ(ReadText(port + "/state"), "4: ACTIVE");
+  const uint64_t bytes0 = ReadCounter(port + "/counters/port_xmit_data");
+
+  for (int i = 1; i <= 49; ++i) ASSERT_TRUE(fabric.Tick(t0 + absl::Milliseconds(100 * i)).ok());
+  EXPECT_GT(ReadCounter(port + "/counters/port_xmit_data"), bytes0);
+  EXPECT_EQ(ReadCounter(port + "/counters/link_downed"), 0u);
+  EXPECT_FALSE(std::filesystem::exists(o.ground_truth_file));
+
+  ASSERT_TRUE(fabric.Tick(t0 + absl::Seconds(5)).ok());
+  EXPECT_EQ(ReadCounter(port + "/counters/link_downed"), 1u);
+  EXPECT_EQ(ReadText(port + "/state"), "1: DOWN");
+  EXPECT_EQ(ReadCounter(other + "/counters/link_downed"), 0u);  // only the chosen port
+  const std::string truth = *ReadFile(o.ground_truth_file);
+  EXPECT_NE(truth.find("\"host\": \"gpu-node-002\""), std::string::npos) << truth;
+  EXPECT_NE(truth.find(absl::StrCat("\"injected_at_unix_nano\": ",
+                                    absl::ToUnixNanos(t0 + absl::Seconds(5)))),
+            std::string::npos)
+      << truth;
+
+  // A down link carries no traffic, then comes back.
+  const uint64_t during = ReadCounter(port + "/counters/port_xmit_data");
+  ASSERT_TRUE(fabric.Tick(t0 + absl::Milliseconds(5200)).ok());
+  EXPECT_EQ(ReadCounter(port + "/counters/port_xmit_data"), during);
+  ASSERT_TRUE(fabric.Tick(t0 + absl::Milliseconds(5400)).ok());
+  EXPECT_EQ(ReadText(port + "/state"), "4: ACTIVE");
+  EXPECT_EQ(ReadCounter(port + "/counters/link_downed"), 1u);
+}
+
+TEST(SysfsFabric, UnknownFlapTargetIsRejected) {
+  testing::TempDir dir;
+  SysfsFabric::Options o;
+  o.root = dir.path();
+  o.hosts = 1;
+  o.flaps.push_back({"gpu-node-009", "mlx5_0", 1, absl::Seconds(1)});
+  SysfsFabric fabric(o);
+  absl::Status s = fabric.Create(absl::Now());
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("gpu-node-009/mlx5_0/1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace railwatch::sim
