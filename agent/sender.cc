@@ -94,6 +94,9 @@ grpc::Status Sender::RunStream() {
   *hello.mutable_hello() = options_.hello;
   v1::DaemonMessage reply;
   if (!stream->Write(hello) || !stream->Read(&reply) || !reply.has_welcome()) {
+    // Cancel before Finish: a daemon that answered something other than Welcome is still
+    // waiting for our next message, and Finish would block on it.
+    ctx.TryCancel();
     clear_ctx();
     grpc::Status s = stream->Finish();
     return s.ok() ? grpc::Status(grpc::StatusCode::UNAVAILABLE, "no welcome from daemon") : s;

@@ -45,7 +45,12 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1:
   void OnWriteDone(bool ok) override {
     absl::MutexLock lock(&mu_);
     writing_ = false;
-    if (!ok) return;  // the read side will see the break and finish
+    if (!ok) {
+      // The stream is broken: write nothing more. Finish may already have been requested by
+      // the read side while this write was in flight, so MaybeWriteLocked must still run, or
+      // the call would never finish and OnDone never come.
+      write_broken_ = true;
+    }
     MaybeWriteLocked();
   }
 
@@ -158,6 +163,10 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1:
   // One write in flight at a time; acks are cumulative, so only the newest waiting one is sent.
   void MaybeWriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (writing_ || finished_) return;
+    if (write_broken_) {
+      welcome_pending_ = false;
+      ack_pending_ = 0;
+    }
     if (welcome_pending_) {
       out_.Clear();
       v1::Welcome* w = out_.mutable_welcome();
@@ -203,6 +212,7 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1:
   absl::Mutex mu_;
   v1::DaemonMessage out_ ABSL_GUARDED_BY(mu_);
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool write_broken_ ABSL_GUARDED_BY(mu_) = false;
   bool welcome_pending_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t welcome_sequence_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t ack_pending_ ABSL_GUARDED_BY(mu_) = 0;
