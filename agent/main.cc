@@ -34,8 +34,9 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "railwatch agent: collects fabric counters on this host and streams them to railwatchd.\n"
       "Usage: railwatch-agent [--server=ADDR] [--sysfs_root=DIR] [--interval=1s]");
-  absl::SetFlagsUsageConfig({.version_string = [] { return std::string("railwatch-agent ") +
-                                                           railwatch::kVersion + "\n"; }});
+  absl::FlagsUsageConfig usage;
+  usage.version_string = [] { return std::string("railwatch-agent ") + railwatch::kVersion + "\n"; };
+  absl::SetFlagsUsageConfig(usage);
   static absl::Notification stop;
   railwatch::NotifyOnTerminationSignal(stop);
   absl::ParseCommandLine(argc, argv);

@@ -32,8 +32,9 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "railwatch daemon: stores fabric telemetry from agents, applies playbooks, raises "
       "diagnoses.\nUsage: railwatchd [--listen=ADDR] [--metrics_listen=ADDR] [--rules=PATHS]");
-  absl::SetFlagsUsageConfig({.version_string = [] { return std::string("railwatchd ") +
-                                                           railwatch::kVersion + "\n"; }});
+  absl::FlagsUsageConfig usage;
+  usage.version_string = [] { return std::string("railwatchd ") + railwatch::kVersion + "\n"; };
+  absl::SetFlagsUsageConfig(usage);
   static absl::Notification stop;
   railwatch::NotifyOnTerminationSignal(stop);
   absl::ParseCommandLine(argc, argv);

@@ -22,10 +22,13 @@ TEST(ParseCondition, RoundTrips) {
 }
 
 struct BadCase {
+  const char* name;
   const char* text;
   size_t offset;
   const char* message_part;
 };
+
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.text; }
 
 class BadConditionTest : public ::testing::TestWithParam<BadCase> {};
 
@@ -39,13 +42,14 @@ TEST_P(BadConditionTest, ReportsWhereAndWhat) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, BadConditionTest,
-    ::testing::Values(BadCase{"increase(x[5m] > 0", 15, "expected \")\""},
-                      BadCase{"increase(x[5q]) > 0", 11, "expected a window"},
-                      BadCase{"x > ", 4, "expected a number"},
-                      BadCase{"x{host=a} > 1", 7, "expected a quoted label value"},
-                      BadCase{"x > 1 y", 6, "expected \"and\", \"or\""},
-                      BadCase{"x{host=\"a} > 1", 7, "unterminated string"},
-                      BadCase{"x # 1", 2, "unexpected character"}));
+    ::testing::Values(BadCase{"UnclosedCall", "increase(x[5m] > 0", 15, "expected \")\""},
+                      BadCase{"BadWindow", "increase(x[5q]) > 0", 11, "expected a window"},
+                      BadCase{"MissingNumber", "x > ", 4, "expected a number"},
+                      BadCase{"UnquotedValue", "x{host=a} > 1", 7, "expected a quoted label value"},
+                      BadCase{"TrailingToken", "x > 1 y", 6, "expected \"and\", \"or\""},
+                      BadCase{"UnterminatedString", "x{host=\"a} > 1", 7, "unterminated string"},
+                      BadCase{"StrayCharacter", "x # 1", 2, "unexpected character"}),
+    [](const ::testing::TestParamInfo<BadCase>& info) { return std::string(info.param.name); });
 
 class ConditionEvalTest : public ::testing::Test {
  protected:
