@@ -16,7 +16,8 @@ absl::Status InitLogging(absl::string_view program, absl::string_view level) {
   auto logger = spdlog::stderr_logger_mt(std::string(program));
   logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %L %n] %v", spdlog::pattern_time_type::utc);
   logger->set_level(lvl);
-  logger->flush_on(spdlog::level::info);
+  // Logs are few; flush each so that nothing is lost when a process is killed.
+  logger->flush_on(spdlog::level::trace);
   spdlog::set_default_logger(logger);
   return absl::OkStatus();
 }

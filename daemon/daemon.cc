@@ -192,10 +192,13 @@ void Daemon::Stop() {
   Impl& d = *impl_;
   if (d.server) {
     d.server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    spdlog::debug("gRPC server shut down");
     d.server.reset();
   }
   if (d.engine) d.engine->Stop();
+  spdlog::debug("engine stopped");
   d.exposer.reset();
+  spdlog::debug("metrics endpoint closed");
 }
 
 }  // namespace railwatch
