@@ -3,6 +3,7 @@
 #include <cctype>
 #include <optional>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -217,22 +218,22 @@ class SetNode final : public Condition {
   std::vector<VectorElement> Evaluate(const SeriesStore& store, int64_t now) const override {
     std::vector<VectorElement> left = lhs_->Evaluate(store, now);
     std::vector<VectorElement> right = rhs_->Evaluate(store, now);
-    absl::flat_hash_set<std::string> right_keys, left_keys;
-    for (const auto& e : right) right_keys.insert(FormatLabels(e.labels));
-    for (const auto& e : left) left_keys.insert(FormatLabels(e.labels));
     std::vector<VectorElement> out;
     if (and_) {
+      // Label set -> the right elements with it, so each left element is matched once.
+      absl::flat_hash_map<std::string, std::vector<const VectorElement*>> by_key;
+      for (const auto& r : right) by_key[FormatLabels(r.labels)].push_back(&r);
       for (VectorElement& e : left) {
-        const std::string key = FormatLabels(e.labels);
-        if (!right_keys.contains(key)) continue;
-        for (const auto& r : right) {
-          if (FormatLabels(r.labels) == key) {
-            e.evidence.insert(e.evidence.end(), r.evidence.begin(), r.evidence.end());
-          }
+        auto it = by_key.find(FormatLabels(e.labels));
+        if (it == by_key.end()) continue;
+        for (const VectorElement* r : it->second) {
+          e.evidence.insert(e.evidence.end(), r->evidence.begin(), r->evidence.end());
         }
         out.push_back(std::move(e));
       }
     } else {
+      absl::flat_hash_set<std::string> left_keys;
+      for (const auto& e : left) left_keys.insert(FormatLabels(e.labels));
       out = std::move(left);
       for (VectorElement& e : right) {
         if (!left_keys.contains(FormatLabels(e.labels))) out.push_back(std::move(e));

@@ -70,13 +70,26 @@ size_t OpenFds() {
   return n;
 }
 
-TEST(RdmaSysfsCollector, ProcfsFixtureMlx5CountersAndHwCounters) {
+// Unpacks a ttar fixture and runs one collection over the sysfs root inside it.
+struct FixtureRun {
+  FixtureRun(const std::string& ttar, const std::string& sysfs_subdir) {
+    EXPECT_TRUE(UnpackTtar(FixturePath(ttar), dir.path()).ok());
+    collector = std::make_unique<RdmaSysfsCollector>(
+        RdmaSysfsCollector::Options{absl::StrCat(dir.path(), "/", sysfs_subdir)}, clock);
+    status = collector->Collect(emitter);
+  }
   TempDir dir;
-  ASSERT_TRUE(UnpackTtar(FixturePath("sysfs_infiniband_procfs_fixtures.ttar"), dir.path()).ok());
   FakeClock clock;
-  RdmaSysfsCollector c({absl::StrCat(dir.path(), "/fixtures/sys")}, clock);
-  RecordingEmitter e;
-  ASSERT_TRUE(c.Collect(e).ok());
+  std::unique_ptr<RdmaSysfsCollector> collector;
+  RecordingEmitter emitter;
+  absl::Status status;
+};
+
+TEST(RdmaSysfsCollector, ProcfsFixtureMlx5CountersAndHwCounters) {
+  FixtureRun run("sysfs_infiniband_procfs_fixtures.ttar", "fixtures/sys");
+  ASSERT_TRUE(run.status.ok()) << run.status;
+  const RecordingEmitter& e = run.emitter;
+  const RdmaSysfsCollector& c = *run.collector;
 
   // IB data counters count 4-byte words: scaled into bytes.
   EXPECT_EQ(e.Get(Key("fabric_rdma_port_transmit_bytes_total", "mlx5_0", "1")),
@@ -100,12 +113,9 @@ TEST(RdmaSysfsCollector, ProcfsFixtureMlx5CountersAndHwCounters) {
 }
 
 TEST(RdmaSysfsCollector, NodeExporterFixtureNoPmaIsAbsentAndCountersExtWins) {
-  TempDir dir;
-  ASSERT_TRUE(UnpackTtar(FixturePath("sysfs_infiniband_node_exporter_sys.ttar"), dir.path()).ok());
-  FakeClock clock;
-  RdmaSysfsCollector c({absl::StrCat(dir.path(), "/sys")}, clock);
-  RecordingEmitter e;
-  ASSERT_TRUE(c.Collect(e).ok());
+  FixtureRun run("sysfs_infiniband_node_exporter_sys.ttar", "sys");
+  ASSERT_TRUE(run.status.ok()) << run.status;
+  const RecordingEmitter& e = run.emitter;
 
   // i40iw0 answers "N/A (no PMA)" everywhere: no series at all, never zeros.
   EXPECT_FALSE(e.HasDevice("i40iw0"));
