@@ -2,10 +2,15 @@
 
 namespace railwatch {
 
-uint32_t SeriesRegistry::Define(std::string_view name, MetricKind kind, Labels labels,
-                                uint32_t width_bits) {
+Labels SeriesRegistry::WithCommonLabels(Labels labels) const {
   labels.insert(labels.end(), common_labels_.begin(), common_labels_.end());
   NormalizeLabels(labels);
+  return labels;
+}
+
+uint32_t SeriesRegistry::Define(std::string_view name, MetricKind kind, Labels labels,
+                                uint32_t width_bits) {
+  labels = WithCommonLabels(std::move(labels));
   const uint64_t fp = SeriesFingerprint(name, labels);
   absl::MutexLock lock(&mu_);
   auto& ids = by_fingerprint_[fp];
@@ -59,6 +64,21 @@ void BatchBuilder::Gauge(uint32_t series_id, double value, int64_t t) {
   p->set_series_id(series_id);
   p->set_time_unix_nano(t);
   p->set_gauge(value);
+}
+
+void BatchBuilder::Event(EventRecord event) {
+  v1::Event* e = batch_.add_events();
+  e->set_kind(std::move(event.kind));
+  e->set_time_unix_nano(event.time_unix_nano);
+  Labels labels = registry_.WithCommonLabels(std::move(event.labels));
+  for (Label& l : labels) {
+    v1::Label* pl = e->add_labels();
+    pl->set_name(std::move(l.name));
+    pl->set_value(std::move(l.value));
+  }
+  auto& attributes = *e->mutable_attributes();
+  for (auto& [key, value] : event.attributes) attributes[std::move(key)] = std::move(value);
+  e->set_raw(std::move(event.raw));
 }
 
 v1::Batch BatchBuilder::Take() {

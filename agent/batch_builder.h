@@ -20,6 +20,8 @@ class SeriesRegistry {
 
   uint32_t Define(std::string_view name, MetricKind kind, Labels labels, uint32_t width_bits);
   size_t size() const;
+  // `labels` plus the common labels, normalised (sorted, no duplicates).
+  Labels WithCommonLabels(Labels labels) const;
   // Appends the definitions with ids >= `from` to `batch`; returns the new count.
   size_t AppendDefinitions(size_t from, v1::Batch& batch) const;
 
@@ -42,10 +44,12 @@ class BatchBuilder final : public Emitter {
   }
   void Counter(uint32_t series_id, uint64_t value, int64_t t) override;
   void Gauge(uint32_t series_id, double value, int64_t t) override;
+  void Event(EventRecord event) override;
 
   // Hands over the points gathered so far, with the next sequence number, and starts anew.
   v1::Batch Take();
   size_t points() const { return batch_.points_size(); }
+  size_t events() const { return batch_.events_size(); }
 
  private:
   SeriesRegistry& registry_;

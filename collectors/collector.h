@@ -1,13 +1,32 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "common/labels.h"
 #include "common/vocabulary.h"
 
 namespace railwatch {
+
+// Something that happened at one instant (a carrier going down, an NCCL error line), as
+// opposed to a counter sampled every cycle. Events are not interned: each carries its labels.
+struct EventRecord {
+  // Dotted kind, e.g. "link.carrier_down", "nccl.ib_completion_error".
+  std::string kind;
+  // When it happened, as precisely as the source says (kernel notification, log timestamp);
+  // when the source has no time, when the agent read it.
+  int64_t time_unix_nano = 0;
+  // Identifying, bounded labels (interface, device, port); the emitter adds host.
+  Labels labels;
+  // Details that are not used for grouping, as plain strings.
+  std::vector<std::pair<std::string, std::string>> attributes;
+  // The raw line or message it was parsed from, where there is one.
+  std::string raw;
+};
 
 // Where a collector puts what it reads. A collector defines each series once (when it finds
 // the hardware) and then emits points by id, so the per-cycle path copies no strings.
@@ -20,6 +39,7 @@ class Emitter {
                                 uint32_t width_bits = 0) = 0;
   virtual void Counter(uint32_t series_id, uint64_t value, int64_t time_unix_nano) = 0;
   virtual void Gauge(uint32_t series_id, double value, int64_t time_unix_nano) = 0;
+  virtual void Event(EventRecord event) = 0;
 };
 
 // One source of host or switch signals. Collect() is called once per interval from a single

@@ -9,53 +9,16 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "support/recording_emitter.h"
 #include "support/ttar.h"
 
 namespace railwatch {
 namespace {
 
 using ::railwatch::testing::FixturePath;
+using ::railwatch::testing::RecordingEmitter;
 using ::railwatch::testing::TempDir;
 using ::railwatch::testing::UnpackTtar;
-
-// Records definitions and the latest value of each series as "name{labels}".
-class RecordingEmitter final : public Emitter {
- public:
-  uint32_t DefineSeries(std::string_view name, MetricKind kind, Labels labels,
-                        uint32_t) override {
-    NormalizeLabels(labels);
-    std::string key = FormatSeries(name, labels);
-    auto [it, inserted] = ids.try_emplace(key, static_cast<uint32_t>(names.size()));
-    if (inserted) {
-      names.push_back(key);
-      kinds.push_back(kind);
-    }
-    return it->second;
-  }
-  void Counter(uint32_t id, uint64_t value, int64_t) override {
-    counters[names[id]] = value;
-    ++points;
-  }
-  void Gauge(uint32_t id, double value, int64_t) override { ++points; }
-
-  std::optional<uint64_t> Get(const std::string& key) const {
-    auto it = counters.find(key);
-    if (it == counters.end()) return std::nullopt;
-    return it->second;
-  }
-  bool HasDevice(const std::string& device) const {
-    for (const auto& n : names) {
-      if (n.find(absl::StrCat("device=\"", device, "\"")) != std::string::npos) return true;
-    }
-    return false;
-  }
-
-  std::map<std::string, uint32_t> ids;
-  std::vector<std::string> names;
-  std::vector<MetricKind> kinds;
-  std::map<std::string, uint64_t> counters;
-  size_t points = 0;
-};
 
 std::string Key(const std::string& name, const std::string& device, const std::string& port) {
   return absl::StrCat(name, "{device=\"", device, "\",port=\"", port, "\"}");
