@@ -15,6 +15,22 @@ struct SysfsSource {
   std::string_view path;
   // Raw value times this (IB data counters count 4-byte words).
   uint32_t scale = 1;
+  // Width of the IB PMA counter behind the file: PMA counters stop at 2^bits - 1 instead of
+  // wrapping, so a reading of exactly that value means "saturated", not "no change". 0: a
+  // 64-bit counter that never saturates in practice.
+  uint8_t pma_bits = 0;
+};
+
+// Where a canonical series comes from in one netdev's `ethtool -S` statistics (ETH_SS_STATS).
+// Only statistics named here are collected: this table is the ethtool include list.
+struct EthtoolSource {
+  // The driver as ETHTOOL_GDRVINFO (`ethtool -i`) names it: "mlx5_core", "bnxt_en", "ice".
+  std::string_view driver;
+  // The statistic's name. "{priority}" or "{queue}" stands for a decimal number of one or two
+  // digits that becomes that label: "rx_prio{priority}_pause" matches rx_prio3_pause.
+  std::string_view stat;
+  // Value of the "direction" label ("rx" or "tx"); empty: the series has no direction label.
+  std::string_view direction = {};
 };
 
 // One canonical series: the single table from which collectors, the exporter's HELP text and
@@ -26,6 +42,11 @@ struct MetricSpec {
   std::string_view unit;
   std::string_view help;
   std::vector<SysfsSource> sysfs;
+  // ethtool statistics per driver (collectors/ethtool_collector.h); sources that give the same
+  // labels are alternatives, the first present wins.
+  std::vector<EthtoolSource> ethtool = {};
+  // Files under <root>/class/net/<netdev>/ (collectors/link_collector.h), e.g. "carrier_changes".
+  std::vector<std::string_view> netdev_sysfs = {};
 };
 
 // Every canonical fabric series.

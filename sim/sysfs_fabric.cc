@@ -120,7 +120,50 @@ constexpr const char* kCounters[] = {
     "hw_counters/np_ecn_marked_roce_packets", "hw_counters/np_cnp_sent",
     "hw_counters/rp_cnp_handled", "hw_counters/rp_cnp_ignored", "hw_counters/roce_adp_retrans",
     "hw_counters/roce_adp_retrans_to", "hw_counters/rx_write_requests",
-    "hw_counters/rx_read_requests", "hw_counters/duplicate_request"};
+    "hw_counters/rx_read_requests", "hw_counters/duplicate_request",
+    "hw_counters/rx_atomic_requests", "hw_counters/rx_dct_connect",
+    "hw_counters/rnr_nak_retry_err", "hw_counters/implied_nak_seq_err",
+    "hw_counters/resp_local_length_error", "hw_counters/resp_cqe_error",
+    "hw_counters/req_cqe_error", "hw_counters/req_remote_invalid_request",
+    "hw_counters/req_remote_access_errors", "hw_counters/resp_remote_access_errors",
+    "hw_counters/resp_cqe_flush_error", "hw_counters/req_cqe_flush_error",
+    "hw_counters/roce_slow_restart", "hw_counters/roce_slow_restart_cnps",
+    "hw_counters/roce_slow_restart_trans", "hw_counters/rx_icrc_encapsulated",
+    "hw_counters/req_transport_retries_exceeded", "hw_counters/req_rnr_retries_exceeded"};
+
+// The PCI function behind RDMA device `nic` of a host, laid out as the kernel does: the RDMA
+// device's `device` link points at it; it names its driver, NUMA node and netdev; the port's
+// GID table names the netdev too (RoCE).
+absl::Status CreatePciFunction(const fs::path& root, const fs::path& rdma_dev,
+                               const fs::path& port_dir, int nic, int nics) {
+  const int bus = 0x18 + nic * 0x10;
+  const std::string address = absl::StrFormat("0000:%02x:00.0", bus);
+  const std::string netdev = absl::StrFormat("enp%ds0np0", bus);
+  const fs::path function = root / "devices" / "pci0000:00" / address;
+  const fs::path driver = root / "bus" / "pci" / "drivers" / "mlx5_core";
+  std::error_code ec;
+  fs::create_directories(function / "net" / netdev, ec);
+  fs::create_directories(driver, ec);
+  fs::create_directories(port_dir / "gid_attrs" / "ndevs", ec);
+  if (ec) return absl::UnavailableError(absl::StrCat(function.string(), ": ", ec.message()));
+  // Relative links, so the tree still resolves after the staging directory is renamed.
+  fs::create_symlink("../../../bus/pci/drivers/mlx5_core", function / "driver", ec);
+  fs::create_symlink(fs::path("../../..") / "devices" / "pci0000:00" / address,
+                     rdma_dev / "device", ec);
+  if (ec) return absl::UnavailableError(absl::StrCat(rdma_dev.string(), ": ", ec.message()));
+  if (absl::Status s = WriteStatic(function / "numa_node", nic < nics / 2 ? "0\n" : "1\n");
+      !s.ok()) {
+    return s;
+  }
+  for (int gid = 0; gid < 2; ++gid) {
+    if (absl::Status s = WriteStatic(port_dir / "gid_attrs" / "ndevs" / std::to_string(gid),
+                                     netdev + "\n");
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -151,6 +194,13 @@ absl::Status SysfsFabric::Create(absl::Time start) {
       }
       if (absl::Status s = WriteStatic(port_dir / "rate", "400 Gb/sec (4X NDR)\n"); !s.ok()) return s;
       if (absl::Status s = WriteStatic(port_dir / "link_layer", "Ethernet\n"); !s.ok()) return s;
+      if (absl::Status s = WriteStatic(port_dir / "hw_counters" / "lifespan", "10\n"); !s.ok()) {
+        return s;
+      }
+      if (absl::Status s = CreatePciFunction(staging, dev, port_dir, n, options_.nics_per_host);
+          !s.ok()) {
+        return s;
+      }
 
       auto port = std::make_unique<Port>();
       port->host = host;

@@ -67,7 +67,15 @@ TEST(Vocabulary, CanonicalNamesFollowConventions) {
   for (const MetricSpec& m : CanonicalMetrics()) {
     EXPECT_EQ(FindMetric(m.name), &m);
     EXPECT_FALSE(m.help.empty()) << m.name;
-    EXPECT_FALSE(m.sysfs.empty()) << m.name;
+    for (const SysfsSource& source : m.sysfs) {
+      EXPECT_TRUE(source.path.starts_with("counters/") ||
+                  source.path.starts_with("counters_ext/") ||
+                  source.path.starts_with("hw_counters/"))
+          << m.name << ": " << source.path;
+      EXPECT_TRUE(source.pma_bits == 0 || source.pma_bits == 4 || source.pma_bits == 8 ||
+                  source.pma_bits == 16 || source.pma_bits == 32)
+          << m.name << ": " << source.path;
+    }
     if (m.kind == MetricKind::kCounter) {
       EXPECT_TRUE(m.name.ends_with("_total")) << m.name;
     }

@@ -4,8 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "collectors/pread_file.h"
+#include "collectors/rdma_sysfs_collector.h"
 #include "common/text.h"
 #include "gtest/gtest.h"
+#include "support/recording_emitter.h"
 #include "support/ttar.h"
 
 namespace railwatch::sim {
@@ -73,6 +75,45 @@ TEST(SysfsFabric, TrafficMovesAndFlapIsInjectedWithGroundTruth) {
   ASSERT_TRUE(fabric.Tick(t0 + absl::Milliseconds(5400)).ok());
   EXPECT_EQ(ReadText(port + "/state"), "4: ACTIVE");
   EXPECT_EQ(ReadCounter(port + "/counters/link_downed"), 1u);
+}
+
+TEST(SysfsFabric, TreeReadsLikeARealHostToTheRdmaCollector) {
+  testing::TempDir dir;
+  SysfsFabric::Options o;
+  o.root = dir.path();
+  o.hosts = 1;
+  o.nics_per_host = 8;
+  SysfsFabric fabric(o);
+  ASSERT_TRUE(fabric.Create(absl::FromUnixSeconds(1'800'000'000)).ok());
+
+  FakeClock clock;
+  RdmaSysfsCollector collector({fabric.HostRoot("gpu-node-001")}, clock);
+  testing::RecordingEmitter e;
+  ASSERT_TRUE(collector.Collect(e).ok());
+  EXPECT_EQ(collector.ports(), 8u);
+  // NIC 5 -> PCI 0000:68:00.0 on NUMA node 1, netdev enp104s0np0, driver mlx5_core.
+  EXPECT_EQ(e.GetGauge("fabric_rdma_port_info{device=\"mlx5_5\",link_layer=\"Ethernet\","
+                       "netdev=\"enp104s0np0\",port=\"1\"}"),
+            1.0);
+  bool found_device = false;
+  for (const std::string& name : e.names) {
+    if (name.rfind("fabric_rdma_device_info{", 0) != 0) continue;
+    if (name.find("device=\"mlx5_5\"") == std::string::npos) continue;
+    found_device = true;
+    EXPECT_NE(name.find("pci_address=\"0000:68:00.0\""), std::string::npos) << name;
+    EXPECT_NE(name.find("numa_node=\"1\""), std::string::npos) << name;
+    EXPECT_NE(name.find("driver=\"mlx5_core\""), std::string::npos) << name;
+  }
+  EXPECT_TRUE(found_device);
+  EXPECT_EQ(e.GetGauge("fabric_rdma_port_rate_bits_per_second{device=\"mlx5_0\",port=\"1\"}"),
+            400e9);
+  // Every simulated counter has a canonical name except the one mlx5 counter the table leaves
+  // to the driver group (rx_icrc_encapsulated).
+  size_t driver_counters = 0;
+  for (const std::string& name : e.names) {
+    if (name.rfind("fabric_rdma_driver_counter_total{", 0) == 0) ++driver_counters;
+  }
+  EXPECT_EQ(driver_counters, 8u);
 }
 
 TEST(SysfsFabric, UnknownFlapTargetIsRejected) {
