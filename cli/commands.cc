@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cli/table.h"
+#include "common/metrics_doc.h"
 #include "common/text.h"
 #include "common/version.h"
 #include "engine/playbook.h"
@@ -227,6 +228,7 @@ Commands:
   agents               list agents: connection, last seen, lag, series
   rules validate PATH  check playbook files; every problem with file:line:column
   rules list PATH      list the playbooks in files or directories
+  metrics [--markdown] the canonical series and where each comes from, per driver
   version              print the version
   help                 this text
 
@@ -250,6 +252,10 @@ int RunCommand(const std::vector<std::string>& args, const CliOptions& options, 
   if (cmd == "agents") return Agents(options, out, err);
   if (cmd == "explain") return Explain(args, options, out, err);
   if (cmd == "rules") return Rules(args, options, out, err);
+  if (cmd == "metrics") {
+    out << (options.markdown ? RenderMetricsMarkdown() : RenderMetricsTable());
+    return kExitOk;
+  }
   if (cmd == "version") {
     out << "railwatch " << kVersion << "\n";
     return kExitOk;

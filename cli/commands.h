@@ -19,6 +19,7 @@ enum ExitCode : int {
 struct CliOptions {
   std::string server = "127.0.0.1:9740";
   bool json = false;
+  bool markdown = false;  // metrics: Markdown (docs/METRICS.md) instead of a table
   double timeout_seconds = 5;
   std::string state = "active";  // diagnoses: active (pending+firing), firing, resolved, all
 };

@@ -12,6 +12,7 @@
 
 ABSL_FLAG(std::string, server, "", "railwatchd gRPC address (default $RAILWATCH_SERVER or 127.0.0.1:9740)");
 ABSL_FLAG(bool, json, false, "print JSON instead of tables");
+ABSL_FLAG(bool, markdown, false, "metrics: print docs/METRICS.md");
 ABSL_FLAG(double, timeout, 5, "request deadline in seconds");
 ABSL_FLAG(std::string, state, "active", "diagnoses: active, firing, pending, resolved or all");
 
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
     options.server = env && *env ? env : "127.0.0.1:9740";
   }
   options.json = absl::GetFlag(FLAGS_json);
+  options.markdown = absl::GetFlag(FLAGS_markdown);
   options.timeout_seconds = absl::GetFlag(FLAGS_timeout);
   options.state = absl::GetFlag(FLAGS_state);
   return railwatch::RunCommand(args, options, std::cout, std::cerr);

@@ -1,5 +1,6 @@
 #include "common/backoff.h"
 #include "common/labels.h"
+#include "common/metrics_doc.h"
 #include "common/text.h"
 #include "common/vocabulary.h"
 #include "gtest/gtest.h"
@@ -61,6 +62,14 @@ TEST(Backoff, JitterSpreadsAgents) {
   int same = 0;
   for (int i = 0; i < 10; ++i) same += a.Next() == b.Next();
   EXPECT_LT(same, 10);
+}
+
+TEST(Vocabulary, MetricsDocIsGeneratedFromTheTable) {
+  absl::StatusOr<std::string> doc = ReadFile(std::string(RAILWATCH_SOURCE_DIR) + "/docs/METRICS.md");
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_TRUE(*doc == RenderMetricsMarkdown())
+      << "docs/METRICS.md is stale: regenerate it with "
+         "`build/release/cli/railwatch metrics --markdown > docs/METRICS.md`";
 }
 
 TEST(Vocabulary, CanonicalNamesFollowConventions) {
