@@ -32,7 +32,7 @@ Agent::Agent(Options options, std::vector<std::unique_ptr<Collector>> collectors
   sender_ = std::make_unique<Sender>(options_.sender, registry_);
 }
 
-v1::Batch Agent::PollOnce() {
+size_t Agent::PollOnce() {
   for (size_t i = 0; i < collectors_.size(); ++i) {
     Collector& c = *collectors_[i];
     const auto started = std::chrono::steady_clock::now();
@@ -44,9 +44,10 @@ v1::Batch Agent::PollOnce() {
     builder_.Gauge(collector_series_[i].duration_id, seconds, t);
     builder_.Gauge(collector_series_[i].success_id, status.ok() ? 1 : 0, t);
   }
-  v1::Batch batch = builder_.Take();
-  sender_->Enqueue(batch);
-  return batch;
+  std::shared_ptr<v1::Batch> batch = builder_.Take(sender_->SpareBatch());
+  const size_t points = batch->points_size();
+  sender_->Enqueue(std::move(batch));
+  return points;
 }
 
 void Agent::Run(absl::Notification& stop) {

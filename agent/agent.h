@@ -31,8 +31,8 @@ class Agent {
 
   // Polls until `stop` is notified, then flushes and returns.
   void Run(absl::Notification& stop);
-  // One poll of every collector (tests); returns the batch that was queued.
-  v1::Batch PollOnce();
+  // One poll of every collector; queues the batch and returns its point count.
+  size_t PollOnce();
 
   const Sender& sender() const { return *sender_; }
 

@@ -53,21 +53,21 @@ size_t SeriesRegistry::AppendDefinitions(size_t from, v1::Batch& batch) const {
 }
 
 void BatchBuilder::Counter(uint32_t series_id, uint64_t value, int64_t t) {
-  v1::Point* p = batch_.add_points();
+  v1::Point* p = batch_->add_points();
   p->set_series_id(series_id);
   p->set_time_unix_nano(t);
   p->set_counter(value);
 }
 
 void BatchBuilder::Gauge(uint32_t series_id, double value, int64_t t) {
-  v1::Point* p = batch_.add_points();
+  v1::Point* p = batch_->add_points();
   p->set_series_id(series_id);
   p->set_time_unix_nano(t);
   p->set_gauge(value);
 }
 
 void BatchBuilder::Event(EventRecord event) {
-  v1::Event* e = batch_.add_events();
+  v1::Event* e = batch_->add_events();
   e->set_kind(std::move(event.kind));
   e->set_time_unix_nano(event.time_unix_nano);
   Labels labels = registry_.WithCommonLabels(std::move(event.labels));
@@ -81,10 +81,11 @@ void BatchBuilder::Event(EventRecord event) {
   e->set_raw(std::move(event.raw));
 }
 
-v1::Batch BatchBuilder::Take() {
-  v1::Batch out;
-  out.Swap(&batch_);
-  out.set_sequence(next_sequence_++);
+std::shared_ptr<v1::Batch> BatchBuilder::Take(std::shared_ptr<v1::Batch> next) {
+  std::shared_ptr<v1::Batch> out = std::move(batch_);
+  out->set_sequence(next_sequence_++);
+  batch_ = next ? std::move(next) : std::make_shared<v1::Batch>();
+  batch_->Clear();
   return out;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,9 +35,14 @@ class SeriesRegistry {
 };
 
 // Collects one poll cycle's points into a Batch. Not thread-safe: used by the poll thread.
+//
+// Batches are reused: Take() hands over the filled batch and continues in `next`, normally one
+// the sender has finished with. A cleared protobuf message keeps its repeated elements
+// allocated, so a steady cycle of the same series allocates nothing per point.
 class BatchBuilder final : public Emitter {
  public:
-  explicit BatchBuilder(SeriesRegistry& registry) : registry_(registry) {}
+  explicit BatchBuilder(SeriesRegistry& registry)
+      : registry_(registry), batch_(std::make_shared<v1::Batch>()) {}
 
   uint32_t DefineSeries(std::string_view name, MetricKind kind, Labels labels,
                         uint32_t width_bits) override {
@@ -46,14 +52,15 @@ class BatchBuilder final : public Emitter {
   void Gauge(uint32_t series_id, double value, int64_t t) override;
   void Event(EventRecord event) override;
 
-  // Hands over the points gathered so far, with the next sequence number, and starts anew.
-  v1::Batch Take();
-  size_t points() const { return batch_.points_size(); }
-  size_t events() const { return batch_.events_size(); }
+  // Hands over the points gathered so far, with the next sequence number, and goes on in
+  // `next` (cleared here; a fresh batch when null).
+  std::shared_ptr<v1::Batch> Take(std::shared_ptr<v1::Batch> next = nullptr);
+  size_t points() const { return batch_->points_size(); }
+  size_t events() const { return batch_->events_size(); }
 
  private:
   SeriesRegistry& registry_;
-  v1::Batch batch_;
+  std::shared_ptr<v1::Batch> batch_;
   uint64_t next_sequence_ = 1;
 };
 

@@ -42,14 +42,31 @@ void Sender::Stop(absl::Duration grace) {
   thread_.join();
 }
 
-void Sender::Enqueue(v1::Batch batch) {
+void Sender::Enqueue(std::shared_ptr<v1::Batch> batch) {
   absl::MutexLock lock(&mu_);
-  queue_.push_back(std::move(batch));
+  const uint64_t sequence = batch->sequence();
+  queue_.push_back({sequence, std::move(batch)});
   while (queue_.size() > options_.max_queued_batches) {
-    queue_.pop_front();
+    PopFront();
     if (unsent_index_ > 0) --unsent_index_;
     ++stats_.batches_dropped;
   }
+}
+
+void Sender::PopFront() {
+  // A few spares cover the batches in flight at a steady state; beyond that, free memory.
+  constexpr size_t kMaxSpares = 4;
+  std::shared_ptr<v1::Batch> batch = std::move(queue_.front().batch);
+  queue_.pop_front();
+  if (batch.use_count() == 1 && spares_.size() < kMaxSpares) spares_.push_back(std::move(batch));
+}
+
+std::shared_ptr<v1::Batch> Sender::SpareBatch() {
+  absl::MutexLock lock(&mu_);
+  if (spares_.empty()) return nullptr;
+  std::shared_ptr<v1::Batch> batch = std::move(spares_.back());
+  spares_.pop_back();
+  return batch;
 }
 
 Sender::Stats Sender::stats() const {
@@ -108,7 +125,7 @@ grpc::Status Sender::RunStream() {
     ++stats_.connects;
     // The daemon already has everything up to last_sequence from this instance.
     const uint64_t have = reply.welcome().last_sequence();
-    while (!queue_.empty() && queue_.front().sequence() <= have) queue_.pop_front();
+    while (!queue_.empty() && queue_.front().sequence <= have) PopFront();
     unsent_index_ = 0;
   }
   spdlog::info("connected to daemon {} (version {})", options_.server,
@@ -121,8 +138,8 @@ grpc::Status Sender::RunStream() {
       if (!msg.has_ack()) continue;
       absl::MutexLock lock(&mu_);
       const uint64_t acked = msg.ack().sequence();
-      while (!queue_.empty() && queue_.front().sequence() <= acked) {
-        queue_.pop_front();
+      while (!queue_.empty() && queue_.front().sequence <= acked) {
+        PopFront();
         if (unsent_index_ > 0) --unsent_index_;
         ++stats_.batches_acked;
       }
@@ -133,8 +150,9 @@ grpc::Status Sender::RunStream() {
 
   size_t definitions_sent = 0;
   bool write_failed = false;
+  v1::AgentMessage msg;
   while (true) {
-    v1::AgentMessage msg;
+    std::shared_ptr<v1::Batch> batch;
     {
       absl::MutexLock lock(&mu_);
       auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
@@ -142,14 +160,20 @@ grpc::Status Sender::RunStream() {
       };
       mu_.Await(absl::Condition(&ready));
       if (stopping_ || stream_broken_) break;
-      v1::Batch* batch = msg.mutable_batch();
-      *batch = queue_[unsent_index_];
-      // Series this stream has not been told about yet (ids are dense).
-      definitions_sent = registry_.AppendDefinitions(definitions_sent, *batch);
+      batch = queue_[unsent_index_].batch;
       ++unsent_index_;
       ++stats_.batches_sent;
     }
-    if (!stream->Write(msg)) {
+    // Series this stream has not been told about yet (ids are dense). They ride on this write
+    // only: a later stream that resends the batch sends its own definitions.
+    definitions_sent = registry_.AppendDefinitions(definitions_sent, *batch);
+    // Lend the queued batch to the message instead of copying it: Write serialises it before
+    // returning.
+    msg.set_allocated_batch(batch.get());
+    const bool written = stream->Write(msg);
+    (void)msg.release_batch();
+    batch->clear_definitions();
+    if (!written) {
       write_failed = true;
       break;
     }

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -45,8 +46,11 @@ class Sender {
   // Flushes what it can within `grace`, then stops.
   void Stop(absl::Duration grace = absl::Seconds(1));
 
-  // Queues a batch; never blocks on the network.
-  void Enqueue(v1::Batch batch);
+  // Queues a batch; never blocks on the network. The sender owns it from here on.
+  void Enqueue(std::shared_ptr<v1::Batch> batch);
+  // A batch the daemon has acknowledged, for the builder to fill again (its repeated fields
+  // keep their allocations); null when there is none.
+  std::shared_ptr<v1::Batch> SpareBatch();
   Stats stats() const;
 
  private:
@@ -61,7 +65,17 @@ class Sender {
   Backoff backoff_;
 
   mutable absl::Mutex mu_;
-  std::deque<v1::Batch> queue_ ABSL_GUARDED_BY(mu_);  // unacknowledged, oldest first
+  struct Queued {
+    uint64_t sequence;
+    // Shared with the stream writer while it serialises the batch, so that an ack arriving
+    // meanwhile cannot free it.
+    std::shared_ptr<v1::Batch> batch;
+  };
+  // Drops the oldest queued batch, keeping it as a spare when nobody else holds it.
+  void PopFront() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  std::deque<Queued> queue_ ABSL_GUARDED_BY(mu_);  // unacknowledged, oldest first
+  std::vector<std::shared_ptr<v1::Batch>> spares_ ABSL_GUARDED_BY(mu_);
   size_t unsent_index_ ABSL_GUARDED_BY(mu_) = 0;     // first batch not yet sent on this stream
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool stream_broken_ ABSL_GUARDED_BY(mu_) = false;

@@ -14,7 +14,11 @@
 namespace railwatch {
 
 absl::StatusOr<PreadFile> PreadFile::Open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Reading a file should not write its inode: O_NOATIME spares a regular file (a simulator's
+  // or a fixture's tree) an atime update per read. sysfs keeps no atime; where the flag is not
+  // permitted (a file we do not own, without CAP_FOWNER) open without it.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOATIME);
+  if (fd < 0 && errno == EPERM) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
     std::string msg = absl::StrCat(path, ": ", std::strerror(err));

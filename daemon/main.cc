@@ -6,6 +6,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
 #include "common/logging.h"
@@ -38,6 +39,11 @@ int main(int argc, char** argv) {
   static absl::Notification stop;
   railwatch::NotifyOnTerminationSignal(stop);
   absl::ParseCommandLine(argc, argv);
+#ifdef NDEBUG
+  // Abseil's mutex deadlock detector builds a lock graph on every acquisition; Debian's
+  // libabsl leaves it on. Debug and sanitizer builds (the test suite's) keep it.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+#endif
   if (absl::Status s = railwatch::InitLogging("railwatchd", absl::GetFlag(FLAGS_log_level));
       !s.ok()) {
     fprintf(stderr, "railwatchd: %s\n", std::string(s.message()).c_str());
