@@ -162,8 +162,9 @@ void ParseCallFailed(absl::string_view call, absl::string_view after_call, LogEv
   Set(e, "call", call);
   bool found;
   absl::string_view rest = scan::After(after_call, "failed", &found);
+  // (A view with no data splits into nothing, not into one empty piece.)
   std::vector<absl::string_view> parts = absl::StrSplit(rest, ", ");
-  absl::string_view head = TrimLeft(parts[0]);
+  absl::string_view head = parts.empty() ? absl::string_view() : TrimLeft(parts[0]);
   absl::string_view number, text;
   if (absl::ConsumePrefix(&head, "with error ")) {
     text = head;

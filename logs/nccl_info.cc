@@ -153,6 +153,7 @@ bool NetDevices(absl::string_view m, LogEvent& e) {
     if (transport == "Socket") continue;
     // mlx5_0:1/RoCE[/SHARP]
     std::vector<absl::string_view> parts = absl::StrSplit(entry, '/');
+    if (parts.empty()) continue;
     names.emplace_back(parts[0].substr(0, parts[0].find(':')));
     if (parts.size() > 1 &&
         std::find(link_layers.begin(), link_layers.end(), parts[1]) == link_layers.end()) {

@@ -73,6 +73,7 @@ Outcome NcclParser::FeedBareError(const Line& line, Context& ctx) {
   bool ok = DescribeNcclError(m, "", e, &problem);
   if (e.kind == "nccl.warn") return Outcome::kNotMine;
   e.Set("quoted", "1");
+  SetIf(e, "global_rank", line.global_rank);
   Context::AddLauncher(e, line);
   ctx.Emit(std::move(e));
   if (!ok) {

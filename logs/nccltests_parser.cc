@@ -31,7 +31,7 @@ bool IsMetric(absl::string_view w) { return IsNumber(w) || w == "N/A"; }
 // "size count type" or "size count type redop [root]": a row starts with two integers and a
 // type name.
 bool LooksLikeRow(const std::vector<absl::string_view>& w) {
-  return w.size() >= 7 && IsDigits(w[0]) && IsDigits(w[1]) && IsTypeName(w[2]);
+  return w.size() >= 4 && IsDigits(w[0]) && IsDigits(w[1]) && IsTypeName(w[2]);
 }
 
 std::string SnakeKey(absl::string_view key) {
