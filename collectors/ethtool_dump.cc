@@ -51,10 +51,11 @@ namespace {
 
 class DumpDevice final : public EthtoolDevice {
  public:
-  DumpDevice(std::shared_ptr<const void> keep_alive, const std::string& driver,
-             std::vector<std::string> names, const std::vector<uint64_t>* live_values,
-             const bool* removed)
+  DumpDevice(std::shared_ptr<const void> keep_alive, const std::string& netdev,
+             const std::string& driver, std::vector<std::string> names,
+             const std::vector<uint64_t>* live_values, const bool* removed)
       : keep_alive_(std::move(keep_alive)),
+        netdev_(netdev),
         driver_(driver),
         names_(std::move(names)),
         live_values_(live_values),
@@ -66,10 +67,11 @@ class DumpDevice final : public EthtoolDevice {
   const std::vector<std::string>& stat_names() const override { return names_; }
 
   absl::StatusOr<std::span<const uint64_t>> Read() override {
-    if (*removed_) return absl::NotFoundError("netdev removed from the dump backend");
+    if (*removed_) return absl::NotFoundError(absl::StrCat(netdev_, ": no longer served"));
     if (live_values_->size() != names_.size()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "statistics count changed from ", names_.size(), " to ", live_values_->size()));
+      return absl::FailedPreconditionError(absl::StrCat(netdev_, ": statistics count changed from ",
+                                                        names_.size(), " to ",
+                                                        live_values_->size()));
     }
     // Copied, so that a Set() between cycles cannot change a span a caller still holds.
     std::copy(live_values_->begin(), live_values_->end(), values_.begin());
@@ -78,6 +80,7 @@ class DumpDevice final : public EthtoolDevice {
 
  private:
   std::shared_ptr<const void> keep_alive_;
+  std::string netdev_;
   std::string driver_;
   std::vector<std::string> names_;
   const std::vector<uint64_t>* live_values_;
@@ -123,7 +126,7 @@ absl::StatusOr<std::unique_ptr<EthtoolDevice>> DumpEthtoolBackend::Open(const st
   if (entry->stats.names.empty()) {
     return absl::UnimplementedError(absl::StrCat(netdev, ": no statistics"));
   }
-  return std::make_unique<DumpDevice>(entry, entry->driver, entry->stats.names,
+  return std::make_unique<DumpDevice>(entry, netdev, entry->driver, entry->stats.names,
                                       &entry->stats.values, &entry->removed);
 }
 

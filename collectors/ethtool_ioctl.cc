@@ -28,10 +28,11 @@ namespace {
 static_assert(sizeof(ethtool_stats) == sizeof(uint64_t),
               "GSTATS values must start one uint64_t into the buffer");
 
-// The kernel sizes what GSTRINGS and GSTATS write by the count it has *now*, not by the count
-// the caller passes, so a netdev that gained statistics since it was opened (more channels,
-// PFC enabled on mlx5) writes past a buffer of the old size. Buffers leave this much room; the
-// count the kernel reports back then says "reopen".
+// Kernels without a December 2025 fix to net/ethtool/ioctl.c (backported to the stable trees)
+// size what GSTRINGS and GSTATS write by the count they have *now*, not by the count the caller
+// passes, so a netdev that gained statistics since it was opened (more channels, PFC enabled on
+// mlx5) writes past a buffer of the old size. Buffers leave this much room. Either way the
+// count written back differs (fixed kernels write 0 and no values), which says "open it again".
 size_t Headroom(size_t count) { return 2 * count + 64; }
 
 // 0 or the errno of the SIOCETHTOOL ioctl.
@@ -85,9 +86,9 @@ class IoctlDevice final : public EthtoolDevice {
     }
     std::memcpy(&header, buffer_.data(), sizeof(header));
     if (header.n_stats != names_.size()) {
-      return absl::FailedPreconditionError(absl::StrCat(base_.ifr_name,
-                                                        ": statistics count changed from ",
-                                                        names_.size(), " to ", header.n_stats));
+      return absl::FailedPreconditionError(
+          absl::StrCat(base_.ifr_name, ": its statistics changed since they were listed (",
+                       names_.size(), " then, GSTATS answered ", header.n_stats, ")"));
     }
     return std::span<const uint64_t>(buffer_.data() + 1, names_.size());
   }
@@ -126,9 +127,15 @@ absl::StatusOr<uint32_t> StatsCount(int fd, const ifreq& base, const ethtool_drv
   return count;
 }
 
-absl::StatusOr<std::vector<std::string>> StatNames(int fd, const ifreq& base, uint32_t count) {
+absl::StatusOr<std::vector<std::string>> StatNames(int fd, const ifreq& base,
+                                                   const ethtool_drvinfo& drvinfo) {
   // A netdev whose count keeps changing under us is retried a few times, then reported.
   for (int attempt = 0; attempt < 3; ++attempt) {
+    // Asked again on every attempt: fixed kernels answer a stale count with len 0, and a len
+    // of 0 in the request would mean "whatever you have".
+    absl::StatusOr<uint32_t> asked = StatsCount(fd, base, drvinfo);
+    if (!asked.ok()) return asked.status();
+    const uint32_t count = *asked;
     const size_t capacity = Headroom(count);
     std::vector<uint64_t> storage(
         (sizeof(ethtool_gstrings) + capacity * ETH_GSTRING_LEN + sizeof(uint64_t) - 1) /
@@ -147,10 +154,7 @@ absl::StatusOr<std::vector<std::string>> StatNames(int fd, const ifreq& base, ui
       return absl::InternalError(absl::StrCat(base.ifr_name, ": statistics grew from ", count,
                                               " to ", header.len, " while reading names"));
     }
-    if (header.len != count) {
-      count = header.len;
-      continue;
-    }
+    if (header.len != count) continue;
     std::vector<std::string> names;
     names.reserve(count);
     const char* data = reinterpret_cast<const char*>(bytes + sizeof(header));
@@ -197,9 +201,7 @@ absl::StatusOr<std::unique_ptr<EthtoolDevice>> IoctlEthtoolBackend::Open(
     return ErrnoStatus(err, base.ifr_name, "ETHTOOL_GDRVINFO");
   }
   std::string driver(drvinfo.driver, strnlen(drvinfo.driver, sizeof(drvinfo.driver)));
-  absl::StatusOr<uint32_t> count = StatsCount(socket_->fd, base, drvinfo);
-  if (!count.ok()) return count.status();
-  absl::StatusOr<std::vector<std::string>> names = StatNames(socket_->fd, base, *count);
+  absl::StatusOr<std::vector<std::string>> names = StatNames(socket_->fd, base, drvinfo);
   if (!names.ok()) return names.status();
   return std::make_unique<IoctlDevice>(socket_, socket_->fd, base, std::move(driver),
                                        std::move(*names));

@@ -83,7 +83,7 @@ absl::StatusOr<std::unique_ptr<NetlinkLinkMonitor>> NetlinkLinkMonitor::Start(Op
   if (absl::Status s = m->Receive(/*until_dump_done=*/true); !s.ok()) return s;
   m->Enqueue(m->pending_);
   spdlog::debug("link monitor: {} links at start", m->tracker_.links());
-  m->thread_ = std::thread(&NetlinkLinkMonitor::Run, m.get());
+  if (m->options_.run_thread) m->thread_ = std::thread(&NetlinkLinkMonitor::Run, m.get());
   return m;
 }
 
@@ -215,6 +215,12 @@ absl::Status NetlinkLinkMonitor::Receive(bool until_dump_done) {
     HandleDatagram(buffer_.data(), static_cast<size_t>(n), now);
     Enqueue(pending_);
   }
+}
+
+absl::Status NetlinkLinkMonitor::ReceiveNow() {
+  if (options_.run_thread) return absl::FailedPreconditionError("the monitor thread receives");
+  if (absl::Status s = Receive(/*until_dump_done=*/false); !s.ok()) return s;
+  return Receive(/*until_dump_done=*/true);
 }
 
 void NetlinkLinkMonitor::Enqueue(std::vector<EventRecord>& events) {

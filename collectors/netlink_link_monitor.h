@@ -42,6 +42,8 @@ class NetlinkLinkMonitor {
     // SO_RCVBUF(FORCE) for the socket: room for a burst of notifications (a host bringing up
     // dozens of VFs) before the kernel drops them.
     int receive_buffer_bytes = 4 << 20;
+    // false: no thread; the owner calls ReceiveNow(). Tests use it to let the socket overrun.
+    bool run_thread = true;
   };
 
   static absl::StatusOr<std::unique_ptr<NetlinkLinkMonitor>> Start(Options options);
@@ -51,6 +53,10 @@ class NetlinkLinkMonitor {
 
   // Moves the queued events, oldest first, to the end of `out`.
   void Drain(std::vector<EventRecord>& out);
+
+  // Only without a thread (run_thread = false): handles what the socket holds now and, when
+  // that starts a dump (after an overrun), everything up to the end of the dump.
+  absl::Status ReceiveNow();
 
   // Times the socket overran and the state was read again.
   uint64_t overruns() const { return overruns_.load(std::memory_order_relaxed); }

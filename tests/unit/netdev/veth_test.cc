@@ -362,5 +362,53 @@ TEST_F(VethTest, EveryFlapIsReportedOnceWithItsTime) {
   InNetns([&] { collector.reset(); });
 }
 
+TEST_F(VethTest, OverrunIsCountedAndWhatWasMissedComesFromTheCounters) {
+  constexpr int kFlaps = 5;
+  std::unique_ptr<NetlinkLinkMonitor> monitor;
+  InNetns([&] {
+    NetlinkLinkMonitor::Options options;
+    options.selected = [](const std::string& name) { return name == "rwa" || name == "rwb"; };
+    // The smallest buffer the kernel allows, and nobody reading: notifications are dropped.
+    options.receive_buffer_bytes = 1;
+    options.run_thread = false;
+    absl::StatusOr<std::unique_ptr<NetlinkLinkMonitor>> started =
+        NetlinkLinkMonitor::Start(std::move(options));
+    ASSERT_TRUE(started.ok()) << started.status();
+    monitor = std::move(*started);
+  });
+  ASSERT_NE(monitor, nullptr);
+  for (int i = 0; i < kFlaps; ++i) {
+    ASSERT_OK(netns_->Ip({"link", "set", "rwa", "down"}));
+    ASSERT_OK(netns_->Ip({"link", "set", "rwa", "up"}));
+  }
+  ASSERT_OK(netns_->Ip({"link", "set", "rwa", "down"}));
+
+  std::vector<EventRecord> events;
+  InNetns([&] {
+    ASSERT_OK(monitor->ReceiveNow());
+    monitor->Drain(events);
+  });
+  EXPECT_GE(monitor->overruns(), 1u);
+  EXPECT_EQ(monitor->dropped_events(), 0u);
+  for (const char* netdev : {"rwa", "rwb"}) {
+    SCOPED_TRACE(netdev);
+    std::vector<EventRecord> mine;
+    for (const EventRecord& e : events) {
+      if (*FindLabel(e.labels, "interface") == netdev) mine.push_back(e);
+    }
+    // Every transition is there, in order, however many notifications were lost; the ones
+    // recovered from the carrier counters say so.
+    ASSERT_EQ(mine.size(), size_t{2 * kFlaps + 1});
+    size_t inferred = 0;
+    for (size_t i = 0; i < mine.size(); ++i) {
+      EXPECT_EQ(mine[i].kind, i % 2 == 0 ? "link.carrier_down" : "link.carrier_up") << i;
+      inferred += Attribute(mine[i], "inferred") == "true";
+    }
+    EXPECT_GT(inferred, 0u);
+    EXPECT_EQ(Attribute(mine.back(), "resync"), "true");
+  }
+  InNetns([&] { monitor.reset(); });
+}
+
 }  // namespace
 }  // namespace railwatch
