@@ -1,5 +1,6 @@
 #include "collectors/ethtool_collector.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -56,9 +57,16 @@ std::optional<EthtoolCollector::Netdev> EthtoolCollector::OpenNetdev(const std::
 }
 
 void EthtoolCollector::Discover(Emitter& emitter) {
+  // Netdevs already open stay open: a rescan only opens what is new and drops what is gone.
+  // A netdev whose statistics changed shape is reopened by Collect() when its read says so.
+  std::vector<Netdev> previous = std::move(netdevs_);
   netdevs_.clear();
   for (const std::string& name : selector_.List()) {
-    if (std::optional<Netdev> netdev = OpenNetdev(name, emitter)) {
+    auto it = std::find_if(previous.begin(), previous.end(),
+                           [&](const Netdev& n) { return n.device != nullptr && n.name == name; });
+    if (it != previous.end()) {
+      netdevs_.push_back(std::move(*it));
+    } else if (std::optional<Netdev> netdev = OpenNetdev(name, emitter)) {
       netdevs_.push_back(std::move(*netdev));
     }
   }
@@ -74,6 +82,7 @@ absl::Status EthtoolCollector::Collect(Emitter& emitter) {
   size_t failed = 0;
   absl::Status first_error;
   for (Netdev& netdev : netdevs_) {
+    if (netdev.device == nullptr) continue;  // failed earlier; the next rescan decides
     absl::StatusOr<std::span<const uint64_t>> values = netdev.device->Read();
     if (absl::IsFailedPrecondition(values.status())) {
       // Its statistics changed shape: map the new names now so this cycle has no gap.
@@ -81,17 +90,16 @@ absl::Status EthtoolCollector::Collect(Emitter& emitter) {
       if (std::optional<Netdev> reopened = OpenNetdev(netdev.name, emitter)) {
         netdev = std::move(*reopened);
         values = netdev.device->Read();
-      } else {
-        next_rescan_ = absl::InfinitePast();
-        continue;
       }
     }
     if (!values.ok()) {
-      if (absl::IsNotFound(values.status())) {
-        next_rescan_ = absl::InfinitePast();  // gone: not a failure, but look again
-      } else if (failed++ == 0) {
-        first_error = values.status();
-      }
+      // Opened afresh by the rescan this triggers, if it is still there.
+      netdev.device.reset();
+      next_rescan_ = absl::InfinitePast();
+      // Gone, or changing under us, is not a failure of the collector.
+      const bool benign =
+          absl::IsNotFound(values.status()) || absl::IsFailedPrecondition(values.status());
+      if (!benign && failed++ == 0) first_error = values.status();
       continue;
     }
     for (const MappedStat& stat : netdev.stats) {

@@ -10,9 +10,11 @@
 
 namespace railwatch {
 
-#ifndef IFF_LOWER_UP
-#define IFF_LOWER_UP 0x10000
-#endif
+namespace {
+// IFF_LOWER_UP (the carrier) is in <linux/if.h> but not in glibc's <net/if.h>, and the two
+// cannot be included together.
+constexpr uint32_t kIffLowerUp = 0x10000;
+}  // namespace
 
 const char* OperstateName(uint8_t operstate) {
   // IF_OPER_* from <linux/if.h>, which cannot be included together with <net/if.h>.
@@ -59,7 +61,7 @@ void LinkStateTracker::OnNewLink(const LinkSnapshot& link, int64_t time_unix_nan
   auto [it, inserted] = links_.try_emplace(link.ifindex);
   State& state = it->second;
   if (in_dump_) state.seen_in_dump = true;
-  const bool is_up = (link.flags & IFF_LOWER_UP) != 0;
+  const bool is_up = (link.flags & kIffLowerUp) != 0;
   if (inserted || state.name != link.name) {
     state.name = link.name;
     state.selected = selected_(link.name);

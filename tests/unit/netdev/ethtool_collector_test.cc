@@ -241,6 +241,26 @@ TEST(EthtoolCollector, Mlx5PfcEnabledLaterIsMappedInTheSameCycle) {
   EXPECT_EQ(rig.collector().netdevs(), 0u);
 }
 
+TEST(EthtoolCollector, RescanFindsNewNetdevs) {
+  DumpRig rig;
+  rig.AddNetdev("eth0", true);
+  rig.backend().Set("eth0", "mlx5_core", "rx_discards_phy: 1\n");
+  ASSERT_TRUE(rig.Collect().ok());
+  EXPECT_EQ(rig.collector().netdevs(), 1u);
+
+  rig.AddNetdev("eth1", true);
+  rig.backend().Set("eth1", "bnxt_en", "tx_err: 3\n");
+  ASSERT_TRUE(rig.Collect().ok());
+  EXPECT_EQ(rig.collector().netdevs(), 1u) << "not before the rescan interval";
+
+  rig.clock.Advance(absl::Hours(2));
+  rig.backend().Set("eth0", "mlx5_core", "rx_discards_phy: 2\n");
+  ASSERT_TRUE(rig.Collect().ok());
+  EXPECT_EQ(rig.collector().netdevs(), 2u);
+  EXPECT_EQ(rig.emitter.Get(PerNetdev("fabric_netdev_transmit_errors_total", "eth1")), 3u);
+  EXPECT_EQ(rig.emitter.Get(PerNetdev("fabric_netdev_discards_total", "eth0", "rx")), 2u);
+}
+
 // ice has no recorded dump here: these names are the ones ice_ethtool.c prints (Linux 5.5+).
 TEST(EthtoolCollector, IceXoffIsPauseXonIsResume) {
   DumpRig rig;
