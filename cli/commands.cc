@@ -1,6 +1,7 @@
 #include "cli/commands.h"
 
 #include <chrono>
+#include <iostream>
 #include <ostream>
 
 #include "absl/strings/str_cat.h"
@@ -8,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cli/table.h"
+#include "cli/triage.h"
 #include "common/metrics_doc.h"
 #include "common/text.h"
 #include "common/version.h"
@@ -229,6 +231,8 @@ Commands:
   rules validate PATH  check playbook files; every problem with file:line:column
   rules list PATH      list the playbooks in files or directories
   metrics [--markdown] the canonical series and where each comes from, per driver
+  triage FILE...       offline triage of NCCL, PyTorch, NCCL RAS and nccl-tests logs (- is stdin):
+                       what failed, where, the likely fabric cause, what to run next; no daemon
   version              print the version
   help                 this text
 
@@ -252,6 +256,10 @@ int RunCommand(const std::vector<std::string>& args, const CliOptions& options, 
   if (cmd == "agents") return Agents(options, out, err);
   if (cmd == "explain") return Explain(args, options, out, err);
   if (cmd == "rules") return Rules(args, options, out, err);
+  if (cmd == "triage") {
+    return RunTriage(std::vector<std::string>(args.begin() + 1, args.end()), options.json,
+                     std::cin, out, err);
+  }
   if (cmd == "metrics") {
     out << (options.markdown ? RenderMetricsMarkdown() : RenderMetricsTable());
     return kExitOk;

@@ -1,0 +1,500 @@
+#include "cli/triage_findings.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "cli/triage_advice.h"
+
+namespace railwatch {
+namespace {
+
+using logs::LogEvent;
+using Level = TriageFinding::Level;
+
+std::string V(const LogEvent& e, std::string_view key) {
+  const std::string* v = e.Get(key);
+  return v ? *v : std::string();
+}
+
+int64_t N(const LogEvent& e, std::string_view key, int64_t fallback = -1) {
+  int64_t v;
+  return absl::SimpleAtoi(V(e, key), &v) ? v : fallback;
+}
+
+// An ordered set of strings, printed as "a, b, c and 4 more".
+class List {
+ public:
+  void Add(const std::string& s) {
+    if (!s.empty() && std::find(v_.begin(), v_.end(), s) == v_.end()) v_.push_back(s);
+  }
+  std::string Join(size_t max = 6) const {
+    if (v_.size() <= max) return absl::StrJoin(v_, ", ");
+    std::vector<std::string> head(v_.begin(), v_.begin() + max);
+    return absl::StrCat(absl::StrJoin(head, ", "), " and ", v_.size() - max, " more");
+  }
+  bool empty() const { return v_.empty(); }
+  size_t size() const { return v_.size(); }
+  const std::vector<std::string>& items() const { return v_; }
+
+ private:
+  std::vector<std::string> v_;
+};
+
+// What the rest of the log says about a process: its ranks and the NICs NCCL chose.
+struct Process {
+  List ranks;  // "3/16"
+  List nics;   // "mlx5_0,mlx5_1"
+};
+
+class Analyzer {
+ public:
+  explicit Analyzer(const std::vector<LogEvent>& events) : events_(events) {}
+  TriageReport Run();
+
+ private:
+  static std::string ProcKey(const LogEvent& e) { return V(e, "host") + ":" + V(e, "pid"); }
+  std::string Where(const LogEvent& e) const;
+  TriageFinding& Group(const std::string& key, Level level, const LogEvent& e);
+  std::string ChainFor(const LogEvent& e) const;
+
+  void IbCompletion();
+  void CallFailed();
+  void SimpleNccl(absl::string_view kind, Level level, absl::string_view title,
+                  absl::string_view cause, std::vector<std::string> next);
+  void Watchdog();
+  void PytorchErrors();
+  void Ras();
+  void NcclTests();
+  void OtherWarnings();
+  void Context(TriageReport& r) const;
+
+  const std::vector<LogEvent>& events_;
+  std::map<std::string, Process> procs_;
+  std::vector<TriageFinding> findings_;
+  std::map<std::string, size_t> groups_;
+  std::map<std::string, std::string> chains_;    // "file:line" of the first error -> chain
+  std::map<std::string, std::string> progress_;  // PyTorch SeqNum -> last completed/enqueued
+};
+
+std::string Analyzer::Where(const LogEvent& e) const {
+  std::string w = V(e, "host").empty() ? "(no host in the line)" : V(e, "host");
+  if (!V(e, "pid").empty()) absl::StrAppend(&w, " pid ", V(e, "pid"));
+  if (!V(e, "cuda_dev").empty()) absl::StrAppend(&w, " cudaDev ", V(e, "cuda_dev"));
+  auto it = procs_.find(ProcKey(e));
+  if (it != procs_.end() && !it->second.ranks.empty()) {
+    absl::StrAppend(&w, " (rank ", it->second.ranks.Join(4), ")");
+  } else if (!V(e, "mpi_rank").empty()) {
+    absl::StrAppend(&w, " (MPI rank ", V(e, "mpi_rank"), ")");
+  } else if (!V(e, "global_rank").empty()) {
+    absl::StrAppend(&w, " (rank ", V(e, "global_rank"), ")");
+  }
+  return w;
+}
+
+TriageFinding& Analyzer::Group(const std::string& key, Level level, const LogEvent& e) {
+  auto [it, inserted] = groups_.try_emplace(key, findings_.size());
+  if (inserted) {
+    TriageFinding f;
+    f.level = level;
+    f.kind = e.kind;
+    f.first_seen = absl::StrCat(e.source, ":", e.line);
+    f.first_time_unix_nano = e.time_unix_nano;
+    findings_.push_back(std::move(f));
+  }
+  TriageFinding& f = findings_[it->second];
+  ++f.count;
+  return f;
+}
+
+// The return-code chain that followed `e` ("ncclRemoteError (6) via a -> b [Thread]").
+std::string Analyzer::ChainFor(const LogEvent& e) const {
+  auto it = chains_.find(absl::StrCat(e.source, ":", e.line));
+  return it == chains_.end() ? "" : it->second;
+}
+
+void Analyzer::IbCompletion() {
+  struct Extra {
+    List where, peers, gids, remote_gids, dirs, devs, results;
+    std::map<std::string, List> ports;  // by peer address
+    List hosts;
+    std::string peer;
+  };
+  std::map<size_t, Extra> extra;
+  for (const LogEvent& e : events_) {
+    if (e.kind != "nccl.ib_completion_error") continue;
+    int64_t status = N(e, "status");
+    int64_t vendor = N(e, "vendor_err");
+    TriageFinding& f = Group(absl::StrCat("ib:", status, ":", vendor), Level::kFailure, e);
+    Extra& x = extra[groups_[absl::StrCat("ib:", status, ":", vendor)]];
+    x.where.Add(Where(e));
+    if (!V(e, "peer_address").empty()) {
+      x.peers.Add(V(e, "peer_address"));
+      x.ports[V(e, "peer_address")].Add(V(e, "peer_port"));
+      if (x.peer.empty()) x.peer = V(e, "peer_address");
+    }
+    x.hosts.Add(V(e, "host"));
+    x.gids.Add(V(e, "local_gid"));
+    x.remote_gids.Add(V(e, "remote_gids"));
+    x.dirs.Add(V(e, "direction"));
+    x.devs.Add(V(e, "dev"));
+    x.results.Add(ChainFor(e));
+    std::string name = V(e, "status_name").empty() ? "unknown status" : V(e, "status_name");
+    f.title = absl::StrCat("IB completion error ", name, " (status ", status, ")",
+                           vendor >= 0 ? absl::StrCat(", vendor err ", V(e, "vendor_err_hex"))
+                                       : "",
+                           f.count > 1 ? absl::StrCat(", ", f.count, " times") : "");
+    f.cause = triage::IbStatusCause(status, vendor);
+    std::string candidates;
+    auto it = procs_.find(ProcKey(e));
+    if (it != procs_.end()) candidates = it->second.nics.Join();
+    std::string dev = x.devs.empty() ? "" : x.devs.items()[0];
+    if (dev.empty() && it != procs_.end() && it->second.nics.size() == 1 &&
+        !absl::StrContains(candidates, ",")) {
+      dev = candidates;
+    }
+    f.next = triage::IbStatusNext(status, x.hosts.Join(3), dev, x.gids.items(), candidates, x.peer);
+    f.details.clear();
+    f.details.emplace_back("where", x.where.Join(4));
+    if (!x.dirs.empty()) f.details.emplace_back("direction", x.dirs.Join());
+    if (!x.peers.empty()) {
+      List peers;
+      for (const std::string& p : x.peers.items()) {
+        const List& ports = x.ports[p];
+        peers.Add(absl::StrCat(p, " (port", ports.size() > 1 ? "s " : " ", ports.Join(), ")"));
+      }
+      f.details.emplace_back("peers", peers.Join());
+    }
+    if (!x.devs.empty()) f.details.emplace_back("hca", x.devs.Join());
+    if (!x.gids.empty()) {
+      f.details.emplace_back(
+          "local GIDs", absl::StrCat(x.gids.Join(), x.gids.size() > 1
+                                                        ? absl::StrCat(" (", x.gids.size(),
+                                                                       " local ports: more than "
+                                                                       "one rail is hit)")
+                                                        : ""));
+    }
+    if (!x.remote_gids.empty()) f.details.emplace_back("remote GIDs", x.remote_gids.Join());
+    if (!candidates.empty()) f.details.emplace_back("NCCL NICs", candidates);
+    if (!x.results.empty()) f.details.emplace_back("result", x.results.Join(2));
+  }
+}
+
+void Analyzer::CallFailed() {
+  for (const LogEvent& e : events_) {
+    if (e.kind != "nccl.call_failed") continue;
+    std::string call = V(e, "call");
+    TriageFinding& f = Group(absl::StrCat("call:", call, ":", V(e, "error")), Level::kFailure, e);
+    f.title = absl::StrCat("Verbs call ", call, " failed",
+                           V(e, "error").empty() ? "" : absl::StrCat(": ", V(e, "error")),
+                           V(e, "errno_name").empty() ? "" : absl::StrCat(" (", V(e, "errno_name"), ")"),
+                           f.count > 1 ? absl::StrCat(", ", f.count, " times") : "");
+    if (f.count == 1) {
+      f.details.emplace_back("where", Where(e));
+      if (!V(e, "dev").empty()) {
+        f.details.emplace_back("device", absl::StrCat(V(e, "dev"), ":", V(e, "port")));
+      }
+      if (!V(e, "curr_state").empty()) {
+        f.details.emplace_back("QP", absl::StrCat(V(e, "curr_state"), " -> ", V(e, "next_state"),
+                                                  ", local GID index ", V(e, "local_gid_index"),
+                                                  ", local GID ", V(e, "local_gid"),
+                                                  ", remote GID ", V(e, "remote_gid")));
+      }
+      std::string chain = ChainFor(e);
+      if (!chain.empty()) f.details.emplace_back("result", chain);
+    }
+    f.cause = triage::CallFailedCause(call, V(e, "errno_name"), V(e, "curr_state"),
+                                      V(e, "next_state"));
+    // Without a device in the message, the process's only NCCL NIC is the one.
+    std::string dev = V(e, "dev");
+    auto proc = procs_.find(ProcKey(e));
+    if (dev.empty() && proc != procs_.end() && proc->second.nics.size() == 1 &&
+        proc->second.nics.items()[0].find(',') == std::string::npos) {
+      dev = proc->second.nics.items()[0];
+    }
+    f.next = triage::CallFailedNext(call, V(e, "errno_name"), dev, V(e, "port"));
+  }
+}
+
+// One finding per kind: where it happened, with the peers it names.
+void Analyzer::SimpleNccl(absl::string_view kind, Level level, absl::string_view title,
+                          absl::string_view cause, std::vector<std::string> next) {
+  List where, peers, errors;
+  for (const LogEvent& e : events_) {
+    if (absl::string_view(e.kind) != kind) continue;
+    std::string key = absl::StrCat(kind, ":", kind == "nccl.ib_async_event" ? V(e, "event") : "");
+    TriageFinding& f = Group(key, level, e);
+    where.Add(Where(e));
+    if (!V(e, "peer_address").empty()) peers.Add(V(e, "peer_address") + " port " + V(e, "peer_port"));
+    errors.Add(V(e, "error").empty() ? V(e, "event") : V(e, "error"));
+    f.title = absl::StrCat(title, errors.empty() ? "" : absl::StrCat(": ", errors.Join(3)),
+                           f.count > 1 ? absl::StrCat(", ", f.count, " times") : "");
+    f.details = {{"where", where.Join(4)}};
+    if (!peers.empty()) f.details.emplace_back("peers", peers.Join());
+    if (!V(e, "dev").empty()) f.details.emplace_back("device", V(e, "dev") + ":" + V(e, "port"));
+    f.cause = kind == "nccl.ib_async_event" ? triage::AsyncEventCause(V(e, "event"))
+                                            : std::string(cause);
+    f.next = next;
+  }
+}
+
+void Analyzer::Watchdog() {
+  struct Extra {
+    List ranks, pg_ranks;
+    int64_t max_elapsed = 0;
+  };
+  std::map<size_t, Extra> extra;
+  for (const LogEvent& e : events_) {
+    if (e.kind != "pytorch.watchdog_timeout") continue;
+    std::string key = absl::StrCat("wd:", V(e, "pg_id"), ":", V(e, "seq_num"), ":", V(e, "op_type"));
+    TriageFinding& f = Group(key, Level::kFailure, e);
+    Extra& x = extra[groups_[key]];
+    x.ranks.Add(V(e, "global_rank"));
+    x.pg_ranks.Add(V(e, "pg_rank"));
+    x.max_elapsed = std::max(x.max_elapsed, N(e, "elapsed_ms", 0));
+    f.title = absl::StrCat("PyTorch watchdog timeout: ", V(e, "op_type"), " SeqNum ",
+                           V(e, "seq_num"),
+                           V(e, "pg_id").empty() ? "" : absl::StrCat(" (PG ", V(e, "pg_id"), ")"),
+                           " did not finish within ", V(e, "timeout_ms"), " ms, reported by ",
+                           f.count, f.count > 1 ? " ranks" : " rank");
+    f.details.clear();
+    if (!x.ranks.empty()) f.details.emplace_back("global ranks", x.ranks.Join(16));
+    if (!x.pg_ranks.empty()) f.details.emplace_back("PG ranks", x.pg_ranks.Join(16));
+    f.details.emplace_back("waited", absl::StrCat("up to ", x.max_elapsed, " ms"));
+    if (!V(e, "numel_in").empty()) {
+      f.details.emplace_back("size", absl::StrCat("NumelIn ", V(e, "numel_in"), ", NumelOut ",
+                                                  V(e, "numel_out")));
+    }
+    auto progress = progress_.find(V(e, "seq_num"));
+    if (progress != progress_.end()) f.details.emplace_back("progress", progress->second);
+    f.cause = std::string(triage::kWatchdogCause);
+    f.next = {"railwatch diagnoses --state=all   # fabric problems at the time of the timeout",
+              "py-spy dump --pid <pid>   # on a rank that did not report: where is it stuck?",
+              "rerun with TORCH_NCCL_TRACE_BUFFER_SIZE=2000 NCCL_DEBUG=INFO "
+              "NCCL_DEBUG_SUBSYS=INIT,NET   # flight recorder and NCCL's view"};
+  }
+}
+
+void Analyzer::PytorchErrors() {
+  for (const LogEvent& e : events_) {
+    if (e.kind == "pytorch.process_group_error") {
+      // A watchdog timeout that terminated the process is told by the timeout finding.
+      if (absl::StrContains(V(e, "message"), "Watchdog caught")) continue;
+      TriageFinding& f = Group("pg:" + V(e, "exception_type"), Level::kFailure, e);
+      f.title = absl::StrCat("PyTorch process group error ", V(e, "exception_type"));
+      f.details = {{"message", V(e, "message").substr(0, 300)}};
+      if (!V(e, "raised_at").empty()) f.details.emplace_back("raised at", V(e, "raised_at"));
+    } else if (e.kind == "pytorch.nccl_error") {
+      TriageFinding& f = Group("ncclerr:" + V(e, "error"), Level::kFailure, e);
+      f.title = absl::StrCat("PyTorch NCCL error: ", V(e, "error"),
+                             V(e, "nccl_version").empty() ? "" : " (NCCL " + V(e, "nccl_version") + ")",
+                             f.count > 1 ? absl::StrCat(", ", f.count, " times") : "");
+      f.details = {{"where", Where(e)}, {"raised at", V(e, "nccl_location")}};
+      f.cause = absl::StrContains(V(e, "error"), "remote process exited")
+                    ? "A peer died or the network failed; the NCCL warning PyTorch quotes after "
+                      "'Last error:' (its own finding) says which."
+                    : "NCCL returned an error to PyTorch; run with NCCL_DEBUG=INFO to see the "
+                      "NCCL warning behind it.";
+    }
+  }
+}
+
+// "640:30,641:2" -> {{640, 30}, {641, 2}}, most ranks first.
+std::vector<std::pair<int64_t, int64_t>> OpCounts(const std::string& text) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(part, ':');
+    int64_t op, ranks;
+    if (absl::SimpleAtoi(kv.first, &op) && absl::SimpleAtoi(kv.second, &ranks)) {
+      out.emplace_back(op, ranks);
+    }
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+void Analyzer::Ras() {
+  std::string job;
+  for (const LogEvent& e : events_) {
+    if (e.kind == "nccl_ras.report") {
+      job = absl::StrCat("NCCL ", V(e, "nccl_version"), ", ", V(e, "nodes"), " nodes, ",
+                         V(e, "processes"), " processes, ", V(e, "gpus"), " GPUs");
+      // Its communicator blocks (next events) tell the story; a report without any still fails.
+      if (V(e, "errors") == "OK" || N(e, "issues", 0) > 0) continue;
+      TriageFinding& f = Group("ras:" + e.source + ":" + absl::StrCat(e.line), Level::kFailure, e);
+      f.title = absl::StrCat("NCCL RAS: communicators ", V(e, "status"), " with ", V(e, "errors"));
+      f.details = {{"job", job}};
+      if (!V(e, "dead_nodes").empty()) f.details.emplace_back("dead", V(e, "dead_nodes"));
+      if (!V(e, "missing_nodes").empty()) f.details.emplace_back("missing", V(e, "missing_nodes"));
+      f.cause = "Some job processes did not answer the RAS query: they crashed, hang hard, or "
+                "their node lost its network.";
+      f.next = {"ncclras   # again in a minute: same answer?"};
+      continue;
+    }
+    if (e.kind != "nccl_ras.comm_issue") continue;
+    TriageFinding& f = Group("rasc:" + e.source + ":" + absl::StrCat(e.line), Level::kFailure, e);
+    f.title = absl::StrCat("NCCL RAS: communicator #", V(e, "group"), "-", V(e, "comm"), " (",
+                           V(e, "comm_hash"), ") ", V(e, "issue"),
+                           V(e, "op").empty() ? "" : ": " + V(e, "op") + " operation counts differ");
+    if (!job.empty()) f.details.emplace_back("job", job);
+    f.details.emplace_back("details", V(e, "details"));
+    std::string outliers;
+    if (!V(e, "ranks").empty()) {
+      outliers = absl::StrCat("ranks ", V(e, "ranks"), " (GPUs ", V(e, "gpus"), ", pids ",
+                              V(e, "pids"), ") on ", V(e, "nodes"));
+      f.details.emplace_back("outliers", outliers);
+    }
+    auto counts = OpCounts(V(e, "op_counts"));
+    if (counts.size() >= 2) {
+      bool ahead = counts[1].first > counts[0].first;
+      f.cause = absl::StrCat(
+          counts[0].second, " ranks have launched ", V(e, "op"), " up to operation ",
+          counts[0].first, ", ", counts[1].second, " up to ", counts[1].first,
+          ". A collective completes only when every rank has launched it, so the ranks behind "
+          "hold the others. ",
+          ahead ? "Here the outliers are ahead and waiting: find out why the other ranks stopped "
+                  "launching (stuck in compute, in another collective, or hung)."
+                : "Here the outliers are behind: find out where they are stuck.");
+    } else {
+      f.cause = "Ranks of this communicator disagree (MISMATCH), failed (ERROR) or did not "
+                "answer (INCOMPLETE).";
+    }
+    std::vector<std::string> pids = absl::StrSplit(V(e, "pids"), ',', absl::SkipEmpty());
+    f.next = {absl::StrCat("py-spy dump --pid ", pids.empty() ? "<pid>" : pids[0], "   # on ",
+                           V(e, "nodes").empty() ? "the outlier node" : V(e, "nodes"),
+                           pids.size() > 1 ? " (and pids " + V(e, "pids") + ")" : "",
+                           ": where are the outlier ranks?"),
+              "ncclras   # again in a minute: do the operation counts move?"};
+  }
+}
+
+void Analyzer::NcclTests() {
+  for (const LogEvent& e : events_) {
+    if (e.kind != "nccltests.summary") continue;
+    bool wrong = N(e, "wrong_total", 0) > 0 || N(e, "out_of_bounds", 0) > 0;
+    TriageFinding& f = Group("tests:" + e.source + ":" + absl::StrCat(e.line),
+                             wrong ? Level::kFailure : Level::kInfo, e);
+    std::string test = V(e, "test").empty() ? "nccl-tests" : V(e, "test");
+    f.title = wrong ? absl::StrCat(test, " found wrong results: ", V(e, "wrong_total"),
+                                   " wrong elements, ", V(e, "out_of_bounds"), " out of bounds")
+                    : absl::StrCat(test, ": average bus bandwidth ",
+                                   V(e, "avg_busbw_gbps").empty() ? "(table cut)"
+                                                                  : V(e, "avg_busbw_gbps") + " GB/s",
+                                   ", peak ", V(e, "max_busbw_gbps"), " GB/s at ",
+                                   V(e, "max_busbw_size_bytes"), " B over ", V(e, "rows"),
+                                   " sizes");
+    if (wrong) {
+      f.cause = "Data arrived corrupted: a faulty GPU, NIC or PCIe path, or a driver/firmware "
+                "bug. Rerun on subsets of nodes to isolate the host.";
+    }
+  }
+}
+
+void Analyzer::OtherWarnings() {
+  for (const LogEvent& e : events_) {
+    if (e.kind == "nccl.warn") {
+      TriageFinding& f = Group("warn:" + V(e, "message").substr(0, 80), Level::kWarning, e);
+      f.title = absl::StrCat("NCCL warning: ", V(e, "message").substr(0, 160),
+                             f.count > 1 ? absl::StrCat(" (", f.count, " times)") : "");
+      if (f.count == 1) f.details = {{"where", Where(e)}};
+    } else if (e.kind == "nccl.error_chain" && V(e, "first_error_kind").empty()) {
+      TriageFinding& f = Group("chain:" + V(e, "code") + V(e, "origin"), Level::kFailure, e);
+      f.title = absl::StrCat("NCCL call failed with ", V(e, "code_name"), " (", V(e, "code"),
+                             ") at ", V(e, "origin"));
+      f.details = {{"where", Where(e)}, {"chain", V(e, "chain")}};
+      f.cause = "The warning that started it is not in this log (NCCL_DEBUG=WARN or higher "
+                "prints it).";
+    }
+  }
+}
+
+void Analyzer::Context(TriageReport& r) const {
+  List versions, nets, comms, hosts, env;
+  for (const LogEvent& e : events_) {
+    if (e.kind == "nccl.version") {
+      versions.Add(V(e, "version") + (V(e, "cuda").empty() ? "" : "+cuda" + V(e, "cuda")));
+    } else if (e.kind == "nccl.net") {
+      nets.Add(absl::StrCat(V(e, "transport"), " ",
+                            V(e, "devices").empty() ? V(e, "interfaces") : V(e, "devices")));
+    } else if (e.kind == "nccl.comm_init") {
+      comms.Add(absl::StrCat(V(e, "comm_id").empty() ? V(e, "comm") : V(e, "comm_id"), " (",
+                             V(e, "nranks"), " ranks)"));
+    } else if (e.kind == "nccl.env") {
+      env.Add(V(e, "name") + "=" + V(e, "value"));
+    }
+    if (!V(e, "host").empty()) hosts.Add(V(e, "host"));
+  }
+  if (!versions.empty()) r.context.push_back("NCCL " + versions.Join());
+  if (!nets.empty()) r.context.push_back("network: " + nets.Join(4));
+  if (!comms.empty()) r.context.push_back("communicators: " + comms.Join(4));
+  if (!hosts.empty()) r.context.push_back(absl::StrCat("hosts: ", hosts.Join(8)));
+  if (!env.empty()) r.context.push_back("environment: " + env.Join(8));
+}
+
+TriageReport Analyzer::Run() {
+  for (const LogEvent& e : events_) {
+    if (e.kind == "nccl.comm_init" || e.kind == "nccl.comm_info") {
+      procs_[ProcKey(e)].ranks.Add(V(e, "rank") + "/" + V(e, "nranks"));
+    } else if (e.kind == "nccl.net" && !V(e, "device_names").empty()) {
+      procs_[ProcKey(e)].nics.Add(V(e, "device_names"));
+    } else if (e.kind == "nccl.error_chain" && !V(e, "first_error_line").empty()) {
+      std::string chain = absl::StrCat(V(e, "code_name").empty() ? "code" : V(e, "code_name"),
+                                       " (", V(e, "code"), ") via ", V(e, "chain"));
+      if (!V(e, "thread").empty()) absl::StrAppend(&chain, " [", V(e, "thread"), "]");
+      chains_.emplace(absl::StrCat(e.source, ":", V(e, "first_error_line")), chain);
+    } else if (e.kind == "pytorch.watchdog_exception") {
+      progress_.emplace(V(e, "seq_num"), absl::StrCat("last completed ", V(e, "last_completed"),
+                                                      ", last enqueued ", V(e, "last_enqueued")));
+    }
+  }
+  IbCompletion();
+  CallFailed();
+  SimpleNccl("nccl.ib_async_event", Level::kFailure, "IB async event", "", {
+      "ibv_devinfo   # port states now", "rdma link show",
+      "dmesg -T | grep -iE 'mlx5|link (is )?(up|down)'   # flaps and resets",
+      "railwatch diagnoses --state=all   # link-flap diagnoses at that time"});
+  SimpleNccl("nccl.socket_error", Level::kFailure, "NCCL socket error", triage::kSocketCause,
+             {"grep -n 'NCCL WARN' <the peer's log>   # the peer's own first error",
+              "ping -c3 <peer>; ip -br addr   # reachability and the interface in use"});
+  SimpleNccl("nccl.bootstrap_error", Level::kFailure, "NCCL bootstrap error",
+             triage::kBootstrapCause,
+             {"ip -br addr   # does NCCL_SOCKET_IFNAME exist and carry an address on every host?",
+              "ping -c3 <peer>   # from this host to the root/peer"});
+  Watchdog();
+  PytorchErrors();
+  Ras();
+  SimpleNccl("nccl.no_device", Level::kWarning, "NCCL uses no RDMA device", triage::kNoDeviceCause,
+             {"ibv_devinfo   # inside the container: are RDMA devices visible?",
+              "ls /dev/infiniband; env | grep -E 'NCCL_IB_(HCA|DISABLE)'"});
+  OtherWarnings();
+  NcclTests();
+
+  TriageReport r;
+  r.findings = std::move(findings_);
+  std::stable_sort(r.findings.begin(), r.findings.end(),
+                   [](const TriageFinding& a, const TriageFinding& b) { return a.level < b.level; });
+  Context(r);
+  return r;
+}
+
+}  // namespace
+
+std::string LevelName(TriageFinding::Level level) {
+  switch (level) {
+    case Level::kFailure: return "FAIL";
+    case Level::kWarning: return "WARN";
+    case Level::kInfo: return "INFO";
+  }
+  return "INFO";
+}
+
+TriageReport AnalyzeEvents(const std::vector<LogEvent>& events) {
+  return Analyzer(events).Run();
+}
+
+}  // namespace railwatch
