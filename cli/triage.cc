@@ -127,17 +127,16 @@ void PrintHuman(const std::vector<Input>& inputs, const LogParser::Stats& total,
   std::vector<std::string> names;
   for (const Input& i : inputs) names.push_back(i.name);
   out << "railwatch triage: " << absl::StrJoin(names, ", ") << "\n";
-  out << "Read " << total.lines << " lines: " << total.recognized << " parsed into "
-      << total.events << " events, " << total.known << " known but not useful, " << total.blank
-      << " blank, " << total.unknown << " not understood (skipped), " << total.malformed
-      << " malformed.\n";
+  out << "Read " << total.lines << " lines: " << total.recognized << " parsed into " << total.events
+      << " events, " << total.known << " known but not useful, " << total.blank << " blank, "
+      << total.unknown << " not understood (skipped), " << total.malformed << " malformed.\n";
   for (const Input& i : inputs) {
     if (!i.error.empty()) out << "Could not read " << i.name << ": " << i.error << ".\n";
   }
   out << "\n";
 
-  bool failed = !report.findings.empty() &&
-                report.findings[0].level == TriageFinding::Level::kFailure;
+  bool failed =
+      !report.findings.empty() && report.findings[0].level == TriageFinding::Level::kFailure;
   if (report.findings.empty()) {
     out << (total.events == 0 ? "Nothing recognisable: no NCCL, PyTorch, NCCL RAS or nccl-tests "
                                 "lines in the input.\n"
@@ -153,7 +152,9 @@ void PrintHuman(const std::vector<Input>& inputs, const LogParser::Stats& total,
       out << "      " << label << pad << Wrap(text, kIndent) << "\n";
     };
     std::string when = f.first_seen;
-    if (f.first_time_unix_nano != 0) absl::StrAppend(&when, " at ", FormatTime(f.first_time_unix_nano));
+    if (f.first_time_unix_nano != 0) {
+      absl::StrAppend(&when, " at ", FormatTime(f.first_time_unix_nano));
+    }
     row("first seen", when);
     for (const auto& [label, text] : f.details) row(label, text);
     if (!f.cause.empty()) row("likely cause", f.cause);
@@ -171,8 +172,8 @@ void PrintHuman(const std::vector<Input>& inputs, const LogParser::Stats& total,
 
 }  // namespace
 
-int RunTriage(const std::vector<std::string>& files, bool json, std::istream& in,
-              std::ostream& out, std::ostream& err) {
+int RunTriage(const std::vector<std::string>& files, bool json, std::istream& in, std::ostream& out,
+              std::ostream& err) {
   if (files.empty()) {
     err << "usage: railwatch triage FILE... [--json]   (- reads standard input)\n";
     return kExitUsage;

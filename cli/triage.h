@@ -17,7 +17,7 @@ namespace railwatch {
 // Returns kExitOk when every input was read (whatever it held: a malformed file still gets an
 // answer), kExitNotFound when a named file does not exist, kExitError when one exists but cannot
 // be read; the other files are triaged either way. kExitUsage without any file.
-int RunTriage(const std::vector<std::string>& files, bool json, std::istream& in,
-              std::ostream& out, std::ostream& err);
+int RunTriage(const std::vector<std::string>& files, bool json, std::istream& in, std::ostream& out,
+              std::ostream& err);
 
 }  // namespace railwatch

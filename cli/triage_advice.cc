@@ -24,8 +24,9 @@ std::string IbStatusCause(int64_t status, int64_t vendor_err) {
           "that drops (PFC off or on another priority than the traffic, ECN/buffer "
           "misconfiguration, NCCL_IB_TC unset), or the peer's NIC or process died first.";
       if (vendor_err == 0x81) {
-        absl::StrAppend(&s, " Vendor error 0x81 is the mlx5 syndrome that accompanies this "
-                            "retry-exceeded case.");
+        absl::StrAppend(&s,
+                        " Vendor error 0x81 is the mlx5 syndrome that accompanies this "
+                        "retry-exceeded case.");
       }
       return s;
     }
@@ -61,8 +62,8 @@ std::string IbStatusCause(int64_t status, int64_t vendor_err) {
   }
 }
 
-std::vector<std::string> IbStatusNext(int64_t status, absl::string_view host,
-                                      absl::string_view dev, const std::vector<std::string>& gids,
+std::vector<std::string> IbStatusNext(int64_t status, absl::string_view host, absl::string_view dev,
+                                      const std::vector<std::string>& gids,
                                       absl::string_view candidates, absl::string_view peer) {
   std::vector<std::string> next;
   if (!host.empty()) next.push_back(absl::StrCat("on ", host, ":"));
@@ -72,24 +73,26 @@ std::vector<std::string> IbStatusNext(int64_t status, absl::string_view host,
                                 "   # is GPUDirect RDMA support loaded?"));
     next.push_back(absl::StrCat(on, "dmesg -T | grep -iE 'iommu|DMAR|AMD-Vi|mlx5'",
                                 "   # IOMMU faults or NIC errors at that time"));
-    next.push_back("then rerun with NCCL_NET_GDR_LEVEL=LOC   # if it passes, GPUDirect RDMA is the "
-                   "problem, not the fabric");
+    next.push_back(
+        "then rerun with NCCL_NET_GDR_LEVEL=LOC   # if it passes, GPUDirect RDMA is the "
+        "problem, not the fabric");
     return next;
   }
   if (status == 5) {
-    next.push_back("grep -nE 'Got completion|NCCL WARN' <logs of every rank>   # the first "
-                   "non-flush error is the cause");
+    next.push_back(
+        "grep -nE 'Got completion|NCCL WARN' <logs of every rank>   # the first "
+        "non-flush error is the cause");
   }
   if (!gids.empty()) {
     next.push_back(absl::StrCat(on, "show_gids | grep -E '", absl::StrJoin(gids, "|"),
                                 "'   # which NIC, port and netdev own the failing GIDs"));
   } else if (dev.empty()) {
-    next.push_back(absl::StrCat(on, "rdma link show   # port states",
-                                candidates.empty() ? ""
-                                                   : absl::StrCat("; NCCL used ", candidates)));
+    next.push_back(
+        absl::StrCat(on, "rdma link show   # port states",
+                     candidates.empty() ? "" : absl::StrCat("; NCCL used ", candidates)));
   }
-  next.push_back(absl::StrCat(on, "ibv_devinfo -d ", DevOr(dev),
-                              "   # port state, link layer, active MTU"));
+  next.push_back(
+      absl::StrCat(on, "ibv_devinfo -d ", DevOr(dev), "   # port state, link layer, active MTU"));
   next.push_back(absl::StrCat(on, "rdma statistic show link ", DevOr(dev),
                               "/1   # local_ack_timeout_err, out_of_sequence, packet_seq_err"));
   next.push_back(absl::StrCat(
@@ -98,11 +101,12 @@ std::vector<std::string> IbStatusNext(int64_t status, absl::string_view host,
   next.push_back(absl::StrCat(on, "dmesg -T | grep -iE 'mlx5|link (is )?(up|down)'",
                               "   # link flaps and NIC resets"));
   if (!peer.empty()) {
-    next.push_back(absl::StrCat("on the peer ", peer,
-                                ": the same, and its own NCCL log at that time"));
+    next.push_back(
+        absl::StrCat("on the peer ", peer, ": the same, and its own NCCL log at that time"));
   }
-  next.push_back("railwatch diagnoses --state=all   # fabric diagnoses (link flap, PFC storm, "
-                 "ECN) at that time and place");
+  next.push_back(
+      "railwatch diagnoses --state=all   # fabric diagnoses (link flap, PFC storm, "
+      "ECN) at that time and place");
   return next;
 }
 

@@ -15,8 +15,8 @@ std::string IbStatusCause(int64_t status, int64_t vendor_err);
 
 // Commands for an IB completion error on `host`. `dev` is the HCA when the log names it;
 // `gids` the local GIDs (RoCE); `candidates` the NET/IB devices NCCL listed for that process.
-std::vector<std::string> IbStatusNext(int64_t status, absl::string_view host,
-                                      absl::string_view dev, const std::vector<std::string>& gids,
+std::vector<std::string> IbStatusNext(int64_t status, absl::string_view host, absl::string_view dev,
+                                      const std::vector<std::string>& gids,
                                       absl::string_view candidates, absl::string_view peer);
 
 // A failed verbs call (ibv_modify_qp, ibv_create_cq, ibv_reg_mr ...).

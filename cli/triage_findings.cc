@@ -145,8 +145,7 @@ void Analyzer::IbCompletion() {
     x.results.Add(ChainFor(e));
     std::string name = V(e, "status_name").empty() ? "unknown status" : V(e, "status_name");
     f.title = absl::StrCat("IB completion error ", name, " (status ", status, ")",
-                           vendor >= 0 ? absl::StrCat(", vendor err ", V(e, "vendor_err_hex"))
-                                       : "",
+                           vendor >= 0 ? absl::StrCat(", vendor err ", V(e, "vendor_err_hex")) : "",
                            f.count > 1 ? absl::StrCat(", ", f.count, " times") : "");
     f.cause = triage::IbStatusCause(status, vendor);
     std::string candidates;
@@ -172,8 +171,8 @@ void Analyzer::IbCompletion() {
     if (!x.devs.empty()) f.details.emplace_back("hca", x.devs.Join());
     if (!x.gids.empty()) {
       f.details.emplace_back(
-          "local GIDs", absl::StrCat(x.gids.Join(), x.gids.size() > 1
-                                                        ? absl::StrCat(" (", x.gids.size(),
+          "local GIDs",
+          absl::StrCat(x.gids.Join(), x.gids.size() > 1 ? absl::StrCat(" (", x.gids.size(),
                                                                        " local ports: more than "
                                                                        "one rail is hit)")
                                                         : ""));
@@ -189,26 +188,27 @@ void Analyzer::CallFailed() {
     if (e.kind != "nccl.call_failed") continue;
     std::string call = V(e, "call");
     TriageFinding& f = Group(absl::StrCat("call:", call, ":", V(e, "error")), Level::kFailure, e);
-    f.title = absl::StrCat("Verbs call ", call, " failed",
-                           V(e, "error").empty() ? "" : absl::StrCat(": ", V(e, "error")),
-                           V(e, "errno_name").empty() ? "" : absl::StrCat(" (", V(e, "errno_name"), ")"),
-                           f.count > 1 ? absl::StrCat(", ", f.count, " times") : "");
+    f.title =
+        absl::StrCat("Verbs call ", call, " failed",
+                     V(e, "error").empty() ? "" : absl::StrCat(": ", V(e, "error")),
+                     V(e, "errno_name").empty() ? "" : absl::StrCat(" (", V(e, "errno_name"), ")"),
+                     f.count > 1 ? absl::StrCat(", ", f.count, " times") : "");
     if (f.count == 1) {
       f.details.emplace_back("where", Where(e));
       if (!V(e, "dev").empty()) {
         f.details.emplace_back("device", absl::StrCat(V(e, "dev"), ":", V(e, "port")));
       }
       if (!V(e, "curr_state").empty()) {
-        f.details.emplace_back("QP", absl::StrCat(V(e, "curr_state"), " -> ", V(e, "next_state"),
-                                                  ", local GID index ", V(e, "local_gid_index"),
-                                                  ", local GID ", V(e, "local_gid"),
-                                                  ", remote GID ", V(e, "remote_gid")));
+        f.details.emplace_back(
+            "QP", absl::StrCat(V(e, "curr_state"), " -> ", V(e, "next_state"), ", local GID index ",
+                               V(e, "local_gid_index"), ", local GID ", V(e, "local_gid"),
+                               ", remote GID ", V(e, "remote_gid")));
       }
       std::string chain = ChainFor(e);
       if (!chain.empty()) f.details.emplace_back("result", chain);
     }
-    f.cause = triage::CallFailedCause(call, V(e, "errno_name"), V(e, "curr_state"),
-                                      V(e, "next_state"));
+    f.cause =
+        triage::CallFailedCause(call, V(e, "errno_name"), V(e, "curr_state"), V(e, "next_state"));
     // Without a device in the message, the process's only NCCL NIC is the one.
     std::string dev = V(e, "dev");
     auto proc = procs_.find(ProcKey(e));
@@ -229,15 +229,17 @@ void Analyzer::SimpleNccl(absl::string_view kind, Level level, absl::string_view
     std::string key = absl::StrCat(kind, ":", kind == "nccl.ib_async_event" ? V(e, "event") : "");
     TriageFinding& f = Group(key, level, e);
     where.Add(Where(e));
-    if (!V(e, "peer_address").empty()) peers.Add(V(e, "peer_address") + " port " + V(e, "peer_port"));
+    if (!V(e, "peer_address").empty()) {
+      peers.Add(V(e, "peer_address") + " port " + V(e, "peer_port"));
+    }
     errors.Add(V(e, "error").empty() ? V(e, "event") : V(e, "error"));
     f.title = absl::StrCat(title, errors.empty() ? "" : absl::StrCat(": ", errors.Join(3)),
                            f.count > 1 ? absl::StrCat(", ", f.count, " times") : "");
     f.details = {{"where", where.Join(4)}};
     if (!peers.empty()) f.details.emplace_back("peers", peers.Join());
     if (!V(e, "dev").empty()) f.details.emplace_back("device", V(e, "dev") + ":" + V(e, "port"));
-    f.cause = kind == "nccl.ib_async_event" ? triage::AsyncEventCause(V(e, "event"))
-                                            : std::string(cause);
+    f.cause =
+        kind == "nccl.ib_async_event" ? triage::AsyncEventCause(V(e, "event")) : std::string(cause);
     f.next = next;
   }
 }
@@ -250,24 +252,25 @@ void Analyzer::Watchdog() {
   std::map<size_t, Extra> extra;
   for (const LogEvent& e : events_) {
     if (e.kind != "pytorch.watchdog_timeout") continue;
-    std::string key = absl::StrCat("wd:", V(e, "pg_id"), ":", V(e, "seq_num"), ":", V(e, "op_type"));
+    std::string key =
+        absl::StrCat("wd:", V(e, "pg_id"), ":", V(e, "seq_num"), ":", V(e, "op_type"));
     TriageFinding& f = Group(key, Level::kFailure, e);
     Extra& x = extra[groups_[key]];
     x.ranks.Add(V(e, "global_rank"));
     x.pg_ranks.Add(V(e, "pg_rank"));
     x.max_elapsed = std::max(x.max_elapsed, N(e, "elapsed_ms", 0));
-    f.title = absl::StrCat("PyTorch watchdog timeout: ", V(e, "op_type"), " SeqNum ",
-                           V(e, "seq_num"),
-                           V(e, "pg_id").empty() ? "" : absl::StrCat(" (PG ", V(e, "pg_id"), ")"),
-                           " did not finish within ", V(e, "timeout_ms"), " ms, reported by ",
-                           f.count, f.count > 1 ? " ranks" : " rank");
+    f.title =
+        absl::StrCat("PyTorch watchdog timeout: ", V(e, "op_type"), " SeqNum ", V(e, "seq_num"),
+                     V(e, "pg_id").empty() ? "" : absl::StrCat(" (PG ", V(e, "pg_id"), ")"),
+                     " did not finish within ", V(e, "timeout_ms"), " ms, reported by ", f.count,
+                     f.count > 1 ? " ranks" : " rank");
     f.details.clear();
     if (!x.ranks.empty()) f.details.emplace_back("global ranks", x.ranks.Join(16));
     if (!x.pg_ranks.empty()) f.details.emplace_back("PG ranks", x.pg_ranks.Join(16));
     f.details.emplace_back("waited", absl::StrCat("up to ", x.max_elapsed, " ms"));
     if (!V(e, "numel_in").empty()) {
-      f.details.emplace_back("size", absl::StrCat("NumelIn ", V(e, "numel_in"), ", NumelOut ",
-                                                  V(e, "numel_out")));
+      f.details.emplace_back(
+          "size", absl::StrCat("NumelIn ", V(e, "numel_in"), ", NumelOut ", V(e, "numel_out")));
     }
     auto progress = progress_.find(V(e, "seq_num"));
     if (progress != progress_.end()) f.details.emplace_back("progress", progress->second);
@@ -290,9 +293,10 @@ void Analyzer::PytorchErrors() {
       if (!V(e, "raised_at").empty()) f.details.emplace_back("raised at", V(e, "raised_at"));
     } else if (e.kind == "pytorch.nccl_error") {
       TriageFinding& f = Group("ncclerr:" + V(e, "error"), Level::kFailure, e);
-      f.title = absl::StrCat("PyTorch NCCL error: ", V(e, "error"),
-                             V(e, "nccl_version").empty() ? "" : " (NCCL " + V(e, "nccl_version") + ")",
-                             f.count > 1 ? absl::StrCat(", ", f.count, " times") : "");
+      f.title =
+          absl::StrCat("PyTorch NCCL error: ", V(e, "error"),
+                       V(e, "nccl_version").empty() ? "" : " (NCCL " + V(e, "nccl_version") + ")",
+                       f.count > 1 ? absl::StrCat(", ", f.count, " times") : "");
       f.details = {{"where", Where(e)}, {"raised at", V(e, "nccl_location")}};
       f.cause = absl::StrContains(V(e, "error"), "remote process exited")
                     ? "A peer died or the network failed; the NCCL warning PyTorch quotes after "
@@ -331,16 +335,17 @@ void Analyzer::Ras() {
       f.details = {{"job", job}};
       if (!V(e, "dead_nodes").empty()) f.details.emplace_back("dead", V(e, "dead_nodes"));
       if (!V(e, "missing_nodes").empty()) f.details.emplace_back("missing", V(e, "missing_nodes"));
-      f.cause = "Some job processes did not answer the RAS query: they crashed, hang hard, or "
-                "their node lost its network.";
+      f.cause =
+          "Some job processes did not answer the RAS query: they crashed, hang hard, or "
+          "their node lost its network.";
       f.next = {"ncclras   # again in a minute: same answer?"};
       continue;
     }
     if (e.kind != "nccl_ras.comm_issue") continue;
     TriageFinding& f = Group("rasc:" + e.source + ":" + absl::StrCat(e.line), Level::kFailure, e);
-    f.title = absl::StrCat("NCCL RAS: communicator #", V(e, "group"), "-", V(e, "comm"), " (",
-                           V(e, "comm_hash"), ") ", V(e, "issue"),
-                           V(e, "op").empty() ? "" : ": " + V(e, "op") + " operation counts differ");
+    f.title = absl::StrCat(
+        "NCCL RAS: communicator #", V(e, "group"), "-", V(e, "comm"), " (", V(e, "comm_hash"), ") ",
+        V(e, "issue"), V(e, "op").empty() ? "" : ": " + V(e, "op") + " operation counts differ");
     if (!job.empty()) f.details.emplace_back("job", job);
     f.details.emplace_back("details", V(e, "details"));
     std::string outliers;
@@ -361,8 +366,9 @@ void Analyzer::Ras() {
                   "launching (stuck in compute, in another collective, or hung)."
                 : "Here the outliers are behind: find out where they are stuck.");
     } else {
-      f.cause = "Ranks of this communicator disagree (MISMATCH), failed (ERROR) or did not "
-                "answer (INCOMPLETE).";
+      f.cause =
+          "Ranks of this communicator disagree (MISMATCH), failed (ERROR) or did not "
+          "answer (INCOMPLETE).";
     }
     std::vector<std::string> pids = absl::StrSplit(V(e, "pids"), ',', absl::SkipEmpty());
     f.next = {absl::StrCat("py-spy dump --pid ", pids.empty() ? "<pid>" : pids[0], "   # on ",
@@ -380,17 +386,18 @@ void Analyzer::NcclTests() {
     TriageFinding& f = Group("tests:" + e.source + ":" + absl::StrCat(e.line),
                              wrong ? Level::kFailure : Level::kInfo, e);
     std::string test = V(e, "test").empty() ? "nccl-tests" : V(e, "test");
-    f.title = wrong ? absl::StrCat(test, " found wrong results: ", V(e, "wrong_total"),
-                                   " wrong elements, ", V(e, "out_of_bounds"), " out of bounds")
-                    : absl::StrCat(test, ": average bus bandwidth ",
-                                   V(e, "avg_busbw_gbps").empty() ? "(table cut)"
-                                                                  : V(e, "avg_busbw_gbps") + " GB/s",
-                                   ", peak ", V(e, "max_busbw_gbps"), " GB/s at ",
-                                   V(e, "max_busbw_size_bytes"), " B over ", V(e, "rows"),
-                                   " sizes");
+    f.title = wrong
+                  ? absl::StrCat(test, " found wrong results: ", V(e, "wrong_total"),
+                                 " wrong elements, ", V(e, "out_of_bounds"), " out of bounds")
+                  : absl::StrCat(test, ": average bus bandwidth ",
+                                 V(e, "avg_busbw_gbps").empty() ? "(table cut)"
+                                                                : V(e, "avg_busbw_gbps") + " GB/s",
+                                 ", peak ", V(e, "max_busbw_gbps"), " GB/s at ",
+                                 V(e, "max_busbw_size_bytes"), " B over ", V(e, "rows"), " sizes");
     if (wrong) {
-      f.cause = "Data arrived corrupted: a faulty GPU, NIC or PCIe path, or a driver/firmware "
-                "bug. Rerun on subsets of nodes to isolate the host.";
+      f.cause =
+          "Data arrived corrupted: a faulty GPU, NIC or PCIe path, or a driver/firmware "
+          "bug. Rerun on subsets of nodes to isolate the host.";
     }
   }
 }
@@ -407,8 +414,9 @@ void Analyzer::OtherWarnings() {
       f.title = absl::StrCat("NCCL call failed with ", V(e, "code_name"), " (", V(e, "code"),
                              ") at ", V(e, "origin"));
       f.details = {{"where", Where(e)}, {"chain", V(e, "chain")}};
-      f.cause = "The warning that started it is not in this log (NCCL_DEBUG=WARN or higher "
-                "prints it).";
+      f.cause =
+          "The warning that started it is not in this log (NCCL_DEBUG=WARN or higher "
+          "prints it).";
     }
   }
 }
@@ -443,8 +451,8 @@ TriageReport Analyzer::Run() {
     } else if (e.kind == "nccl.net" && !V(e, "device_names").empty()) {
       procs_[ProcKey(e)].nics.Add(V(e, "device_names"));
     } else if (e.kind == "nccl.error_chain" && !V(e, "first_error_line").empty()) {
-      std::string chain = absl::StrCat(V(e, "code_name").empty() ? "code" : V(e, "code_name"),
-                                       " (", V(e, "code"), ") via ", V(e, "chain"));
+      std::string chain = absl::StrCat(V(e, "code_name").empty() ? "code" : V(e, "code_name"), " (",
+                                       V(e, "code"), ") via ", V(e, "chain"));
       if (!V(e, "thread").empty()) absl::StrAppend(&chain, " [", V(e, "thread"), "]");
       chains_.emplace(absl::StrCat(e.source, ":", V(e, "first_error_line")), chain);
     } else if (e.kind == "pytorch.watchdog_exception") {
@@ -454,10 +462,10 @@ TriageReport Analyzer::Run() {
   }
   IbCompletion();
   CallFailed();
-  SimpleNccl("nccl.ib_async_event", Level::kFailure, "IB async event", "", {
-      "ibv_devinfo   # port states now", "rdma link show",
-      "dmesg -T | grep -iE 'mlx5|link (is )?(up|down)'   # flaps and resets",
-      "railwatch diagnoses --state=all   # link-flap diagnoses at that time"});
+  SimpleNccl("nccl.ib_async_event", Level::kFailure, "IB async event", "",
+             {"ibv_devinfo   # port states now", "rdma link show",
+              "dmesg -T | grep -iE 'mlx5|link (is )?(up|down)'   # flaps and resets",
+              "railwatch diagnoses --state=all   # link-flap diagnoses at that time"});
   SimpleNccl("nccl.socket_error", Level::kFailure, "NCCL socket error", triage::kSocketCause,
              {"grep -n 'NCCL WARN' <the peer's log>   # the peer's own first error",
               "ping -c3 <peer>; ip -br addr   # reachability and the interface in use"});
@@ -476,8 +484,9 @@ TriageReport Analyzer::Run() {
 
   TriageReport r;
   r.findings = std::move(findings_);
-  std::stable_sort(r.findings.begin(), r.findings.end(),
-                   [](const TriageFinding& a, const TriageFinding& b) { return a.level < b.level; });
+  std::stable_sort(
+      r.findings.begin(), r.findings.end(),
+      [](const TriageFinding& a, const TriageFinding& b) { return a.level < b.level; });
   Context(r);
   return r;
 }
@@ -486,15 +495,16 @@ TriageReport Analyzer::Run() {
 
 std::string LevelName(TriageFinding::Level level) {
   switch (level) {
-    case Level::kFailure: return "FAIL";
-    case Level::kWarning: return "WARN";
-    case Level::kInfo: return "INFO";
+    case Level::kFailure:
+      return "FAIL";
+    case Level::kWarning:
+      return "WARN";
+    case Level::kInfo:
+      return "INFO";
   }
   return "INFO";
 }
 
-TriageReport AnalyzeEvents(const std::vector<LogEvent>& events) {
-  return Analyzer(events).Run();
-}
+TriageReport AnalyzeEvents(const std::vector<LogEvent>& events) { return Analyzer(events).Run(); }
 
 }  // namespace railwatch

@@ -19,7 +19,7 @@ struct TriageFinding {
   std::string title;       // one line: what happened, how often
   std::string first_seen;  // "file:line"
   int64_t first_time_unix_nano = 0;
-  int count = 0;           // events behind it
+  int count = 0;  // events behind it
   // Labelled lines, in order: where, peers, result (the return-code chain), evidence ...
   std::vector<std::pair<std::string, std::string>> details;
   std::string cause;              // the likely cause, in words

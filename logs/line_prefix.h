@@ -15,7 +15,8 @@ namespace railwatch::logs::internal {
 // Sets line.text (and time, mpi_rank, launcher_tag, global_rank) from line.raw by removing, in
 // any order and repeatedly:
 //   ISO timestamps "2024-06-10T08:15:30.123456789Z " (kubectl --timestamps, also the CRI
-//     "stdout F " that follows one), NCCL_DEBUG_TIMESTAMP_FORMAT's default "[2025-03-12 10:00:00] ",
+//     "stdout F " that follows one), NCCL_DEBUG_TIMESTAMP_FORMAT's default "[2025-03-12 10:00:00]
+//     ",
 //   Open MPI --tag-output "[1,0]<stdout>:", launcher/pid tags "[155] " (also a bare "[155]"),
 //   torchrun "[default0]:", srun --label "12: ", torch's "[rank3]:".
 void StripPrefixes(Line& line);

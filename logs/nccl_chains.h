@@ -27,8 +27,8 @@ class ErrorChains {
   void Open(const NcclLine& nl, const LogEvent& first, Context& ctx);
 
   // "location -> code [thread]" from `nl`'s thread (opens a headless chain if none is open).
-  void Add(const NcclLine& nl, const Line& line, absl::string_view location,
-           absl::string_view code, absl::string_view thread, Context& ctx);
+  void Add(const NcclLine& nl, const Line& line, absl::string_view location, absl::string_view code,
+           absl::string_view thread, Context& ctx);
 
   // Any other line from `nl`'s thread ends its chain.
   void End(const NcclLine& nl, Context& ctx);
@@ -43,7 +43,7 @@ class ErrorChains {
 
  private:
   struct Chain {
-    LogEvent event;   // fields filled as steps arrive
+    LogEvent event;  // fields filled as steps arrive
     std::string steps;
     std::string first_code;
     std::string last_code;

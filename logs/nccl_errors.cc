@@ -3,9 +3,9 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "logs/codes.h"
 #include "logs/parse_context.h"
 #include "logs/text_scan.h"
@@ -145,9 +145,9 @@ bool ParseCompletion(absl::string_view m, LogEvent& e, std::string* problem) {
 }
 
 bool IsSocketCall(absl::string_view call) {
-  static constexpr absl::string_view kCalls[] = {"recv",   "send",  "connect", "accept", "poll",
-                                                 "bind",   "listen", "socket", "read",   "write",
-                                                 "setsockopt", "getsockname"};
+  static constexpr absl::string_view kCalls[] = {"recv", "send",  "connect",    "accept",
+                                                 "poll", "bind",  "listen",     "socket",
+                                                 "read", "write", "setsockopt", "getsockname"};
   for (absl::string_view c : kCalls) {
     if (call == c) return true;
   }
@@ -263,9 +263,7 @@ void ParseAsyncEvent(absl::string_view m, LogEvent& e) {
   SetIf(e, "event", Trim(ev));
 }
 
-bool StartsWithBootstrap(absl::string_view m) {
-  return absl::StartsWithIgnoreCase(m, "bootstrap");
-}
+bool StartsWithBootstrap(absl::string_view m) { return absl::StartsWithIgnoreCase(m, "bootstrap"); }
 
 bool LooksLikeSocket(absl::string_view m, absl::string_view location) {
   return absl::StrContains(location, "socket") || absl::StartsWith(m, "Net :") ||

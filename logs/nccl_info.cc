@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "logs/parse_context.h"
 #include "logs/text_scan.h"
 
@@ -108,8 +108,7 @@ bool NetPlugin(absl::string_view m, LogEvent& e) {
     absl::string_view after = scan::After(r, " : ", &found);
     plugin = after.substr(0, after.find(':'));
   } else if (absl::StrContains(body, "No plugin found") ||
-             absl::StrContains(body, "Could not find") ||
-             absl::StrContains(body, "internal")) {
+             absl::StrContains(body, "Could not find") || absl::StrContains(body, "internal")) {
     result = "internal";
     size_t lp = body.find('(');
     if (lp != absl::string_view::npos) {

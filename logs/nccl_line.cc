@@ -88,7 +88,9 @@ bool ParseNcclLine(absl::string_view text, NcclLine* out) {
   return false;
 }
 
-std::string ThreadKey(const NcclLine& nl) { return absl::StrCat(nl.host, ":", nl.pid, ":", nl.tid); }
+std::string ThreadKey(const NcclLine& nl) {
+  return absl::StrCat(nl.host, ":", nl.pid, ":", nl.tid);
+}
 
 void AddNcclOrigin(LogEvent& e, const NcclLine& nl) {
   Set(e, "host", nl.host);

@@ -3,9 +3,9 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "logs/text_scan.h"
 
 namespace railwatch::logs::internal {
@@ -99,7 +99,9 @@ Outcome NcclTestsParser::Comment(const Line& line, absl::string_view t, Context&
       } else if (k == "step:") {
         size_t lp = v.find('(');
         Set(e, "step", v.substr(0, lp));
-        if (lp != absl::string_view::npos) Set(e, "step_kind", scan::StripTrailing(v.substr(lp + 1), ")"));
+        if (lp != absl::string_view::npos) {
+          Set(e, "step_kind", scan::StripTrailing(v.substr(lp + 1), ")"));
+        }
         ++i;
       } else if ((k == "warmup" || k == "agg") && v == "iters:" && i + 2 < w.size()) {
         e.Set(absl::StrCat(k, "_iters"), std::string(w[i + 2]));
@@ -218,8 +220,9 @@ Outcome NcclTestsParser::Row(const Line& line, Context& ctx) {
       wrong_seen_ = true;
     }
   }
-  Set(e, "layout", redop.empty() ? (root.empty() ? "no_redop" : "root")
-                                 : (root.empty() ? "redop" : "redop_root"));
+  Set(e, "layout",
+      redop.empty() ? (root.empty() ? "no_redop" : "root")
+                    : (root.empty() ? "redop" : "redop_root"));
   Context::AddLauncher(e, line);
   ctx.Emit(std::move(e));
 

@@ -18,10 +18,10 @@ struct Line {
   absl::string_view raw;   // as fed (cut at kMaxLineBytes)
   absl::string_view text;  // launcher prefixes and leading timestamps removed
   int number = 0;
-  int64_t time_unix_nano = 0;     // from a leading timestamp, else 0
-  absl::string_view mpi_rank;     // Open MPI --tag-output "[1,3]<stdout>:" -> "3"
-  absl::string_view launcher_tag; // "[155] ", "[default0]:", srun "12: "
-  absl::string_view global_rank;  // torch "[rank3]:" -> "3"
+  int64_t time_unix_nano = 0;      // from a leading timestamp, else 0
+  absl::string_view mpi_rank;      // Open MPI --tag-output "[1,3]<stdout>:" -> "3"
+  absl::string_view launcher_tag;  // "[155] ", "[default0]:", srun "12: "
+  absl::string_view global_rank;   // torch "[rank3]:" -> "3"
 };
 
 // How a format parser took a line.

@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "logs/line_prefix.h"
 #include "logs/text_scan.h"
 
@@ -144,10 +144,17 @@ bool IsChatter(absl::string_view m) {
 bool PytorchParser::Claims(const Line& line) {
   absl::string_view t = line.text;
   if (!line.global_rank.empty()) return true;
-  static constexpr absl::string_view kMarkers[] = {
-      "ProcessGroupNCCL", "WorkNCCL(",       "Watchdog caught", "terminate called after throwing",
-      "what():",          "NCCL error in:",  "DistBackendError", "detected by watchdog",
-      "Last error:",      "[PG ",            "Exception raised from"};
+  static constexpr absl::string_view kMarkers[] = {"ProcessGroupNCCL",
+                                                   "WorkNCCL(",
+                                                   "Watchdog caught",
+                                                   "terminate called after throwing",
+                                                   "what():",
+                                                   "NCCL error in:",
+                                                   "DistBackendError",
+                                                   "detected by watchdog",
+                                                   "Last error:",
+                                                   "[PG ",
+                                                   "Exception raised from"};
   for (absl::string_view m : kMarkers) {
     if (absl::StrContains(t, m)) return true;
   }
@@ -205,8 +212,8 @@ Outcome PytorchParser::Feed(const Line& line, Context& ctx) {
   };
 
   bool found;
-  if (absl::string_view r = scan::After(m, "terminate called after throwing an instance of '",
-                                        &found);
+  if (absl::string_view r =
+          scan::After(m, "terminate called after throwing an instance of '", &found);
       found) {
     FlushPending(ctx);
     pending_ = begin("pytorch.process_group_error");

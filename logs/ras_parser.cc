@@ -187,8 +187,8 @@ Outcome RasParser::GroupLine(const Line& line, absl::string_view t, Context& ctx
     return Outcome::kMalformed;
   }
   static constexpr absl::string_view kColumns[] = {
-      "comms", "nodes_per_comm", "ranks_per_node", "ranks_per_comm", "ranks_in_group", "status",
-      "errors"};
+      "comms",          "nodes_per_comm", "ranks_per_node", "ranks_per_comm",
+      "ranks_in_group", "status",         "errors"};
   for (size_t i = 0; i < 7; ++i) {
     report_.Set(absl::StrCat("group.", w[0], ".", kColumns[i]), std::string(w[i + 1]));
   }

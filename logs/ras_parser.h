@@ -41,8 +41,8 @@ class RasParser {
   Section section_ = Section::kHeader;
   LogEvent report_;
   std::vector<LogEvent> issues_;
-  std::string block_;      // "INCOMPLETE", "DEAD", "TIMEOUT" outside a #G-C block
-  std::string units_line_; // the second header line of the last job-summary table
+  std::string block_;       // "INCOMPLETE", "DEAD", "TIMEOUT" outside a #G-C block
+  std::string units_line_;  // the second header line of the last job-summary table
   std::string statuses_, errors_, outlier_nodes_, outlier_ranks_, outlier_pids_;
   std::string dead_nodes_, missing_nodes_;
   int groups_ = 0;

@@ -41,8 +41,9 @@ TEST(NcclInline, ModifyQpFailureOf227WithErrnoAndGids) {
 }
 
 TEST(NcclInline, ModifyQpNoSuchDeviceOfOlderReleases) {
-  Parsed p = ParseLines({"h:1:2 [0] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed "
-                         "with error No such device"});
+  Parsed p =
+      ParseLines({"h:1:2 [0] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed "
+                  "with error No such device"});
   const LogEvent& e = p.One("nccl.call_failed");
   EXPECT_EQ(F(e, "error"), "No such device");
   EXPECT_EQ(F(e, "errno_name"), "ENODEV");
@@ -191,8 +192,10 @@ TEST(NcclInline, CollectorPrefixesAndTimestamps) {
 TEST(NcclInline, ChainEndsWhenItsThreadMovesOnOrGoesQuiet) {
   LogParser parser("x.log");
   std::vector<LogEvent> out;
-  parser.Feed("h:1:2 [0] transport/net_ib.cc:1 NCCL WARN NET/IB : Got completion with error 12, "
-              "opcode 0, len 0, vendor err 129", out);
+  parser.Feed(
+      "h:1:2 [0] transport/net_ib.cc:1 NCCL WARN NET/IB : Got completion with error 12, "
+      "opcode 0, len 0, vendor err 129",
+      out);
   parser.Feed("h:1:2 [0] NCCL INFO transport/net.cc:10 -> 6", out);
   ASSERT_EQ(out.size(), 1u);  // the completion error; its chain is still open
   parser.Feed("h:1:2 [0] NCCL INFO Connected all rings", out);

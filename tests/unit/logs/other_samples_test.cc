@@ -195,7 +195,8 @@ TEST(NcclTestsSamples, NewestLayoutWithRedopRootAndWrongCount) {
 }
 
 TEST(NcclTestsSamples, OldestLayoutWithoutRedopThenBroadcastHeader) {
-  Parsed p = ParseFixture("nccltests_04_v2.6.4_era_no_redop_column_allreduce_and_broadcast_header.txt");
+  Parsed p =
+      ParseFixture("nccltests_04_v2.6.4_era_no_redop_column_allreduce_and_broadcast_header.txt");
   EXPECT_EQ(p.stats.malformed, 0u);
   auto rows = p.OfKind("nccltests.result");
   ASSERT_EQ(rows.size(), 12u);

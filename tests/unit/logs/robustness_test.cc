@@ -156,7 +156,8 @@ TEST(LogParserRobustness, EveryTruncationOfTheRealSamples) {
     std::vector<LogEvent> out;
     std::string line;
     while (std::getline(in, line)) {
-      for (size_t n = 0; n <= line.size(); ++n) parser.Feed(std::string_view(line).substr(0, n), out);
+      for (size_t n = 0; n <= line.size(); ++n)
+        parser.Feed(std::string_view(line).substr(0, n), out);
     }
     parser.Finish(out);
     ExpectCountsAddUp(parser.stats());

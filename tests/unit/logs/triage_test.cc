@@ -1,6 +1,8 @@
 // `railwatch triage`: what it concludes from the real-world samples, and how it treats its
 // inputs (stdin, missing files, garbage), run in-process with string streams.
 
+#include "cli/triage.h"
+
 #include <sstream>
 #include <string>
 #include <vector>
@@ -8,7 +10,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "cli/commands.h"
-#include "cli/triage.h"
 #include "cli/triage_findings.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -44,7 +45,8 @@ TEST(TriageAnalysis, RetryExceededNamesHostPeerGidsAndCommands) {
   const TriageFinding& f = r.findings[0];
   EXPECT_EQ(f.level, TriageFinding::Level::kFailure);
   EXPECT_EQ(f.count, 3);
-  EXPECT_EQ(f.title, "IB completion error IBV_WC_RETRY_EXC_ERR (status 12), vendor err 0x81, 3 times");
+  EXPECT_EQ(f.title,
+            "IB completion error IBV_WC_RETRY_EXC_ERR (status 12), vendor err 0x81, 3 times");
   EXPECT_EQ(f.first_seen, "nccl_03_ib_status12_vendor129_roce_gid_ipv6.log:1");
   EXPECT_EQ(Detail(f, "where"), "kp-ddp-worker-0 pid 3468 cudaDev 4");
   EXPECT_EQ(Detail(f, "peers"), "10.216.210.236 (ports 54862, 49892)");
@@ -89,8 +91,9 @@ TEST(TriageAnalysis, WatchdogTimeoutGroupsRanksWithTheirProgress) {
   TriageReport r = Analyze("pytorch_01_watchdog_timeout_allreduce_torch2.6_pidprefix.log");
   ASSERT_EQ(r.findings.size(), 1u);
   const TriageFinding& f = r.findings[0];
-  EXPECT_EQ(f.title, "PyTorch watchdog timeout: ALLREDUCE SeqNum 1580 did not finish within "
-                     "600000 ms, reported by 2 ranks");
+  EXPECT_EQ(f.title,
+            "PyTorch watchdog timeout: ALLREDUCE SeqNum 1580 did not finish within "
+            "600000 ms, reported by 2 ranks");
   EXPECT_EQ(Detail(f, "global ranks"), "0, 4");
   EXPECT_EQ(Detail(f, "waited"), "up to 600067 ms");
   EXPECT_EQ(Detail(f, "progress"), "last completed 1579, last enqueued 1582");
@@ -102,8 +105,7 @@ TEST(TriageAnalysis, RasMismatchExplainsWhichSideIsWaiting) {
   ASSERT_EQ(r.findings.size(), 1u);
   const TriageFinding& f = r.findings[0];
   EXPECT_THAT(f.title, HasSubstr("MISMATCH: AllGather operation counts differ"));
-  EXPECT_EQ(Detail(f, "outliers"),
-            "ranks 12,13 (GPUs 4,5, pids 323032,323033) on 10.137.190.124");
+  EXPECT_EQ(Detail(f, "outliers"), "ranks 12,13 (GPUs 4,5, pids 323032,323033) on 10.137.190.124");
   EXPECT_THAT(f.cause, HasSubstr("30 ranks have launched AllGather up to operation 640, 2 up to "
                                  "641"));
   EXPECT_THAT(f.cause, HasSubstr("outliers are ahead"));
@@ -131,7 +133,7 @@ TEST(TriageCommand, ReadsStdinAndWritesOneJsonObjectPerLine) {
   ASSERT_EQ(lines.size(), 3u);  // the event, its finding, the summary
   EXPECT_THAT(lines[0], HasSubstr(R"("kind":"nccl.ib_completion_error")"));
   EXPECT_THAT(lines[0], HasSubstr(R"("source":"-","line":1)"));
-  EXPECT_THAT(lines[0], HasSubstr(R"("status":12,)"));       // a number
+  EXPECT_THAT(lines[0], HasSubstr(R"("status":12,)"));  // a number
   EXPECT_THAT(lines[0], HasSubstr(R"("vendor_err":129,)"));
   EXPECT_THAT(lines[0], HasSubstr(R"("host":"-worker-1",)"));  // a string
   EXPECT_THAT(lines[1], HasSubstr(R"("kind":"triage.finding","level":"FAIL")"));
@@ -153,8 +155,9 @@ TEST(TriageCommand, MissingFileIsNamedAndTheOthersAreStillTriaged) {
 }
 
 TEST(TriageCommand, MalformedLinesAreReportedWithFileAndLine) {
-  std::istringstream in("h:1:2 [0] x.cc:1 NCCL WARN NET/IB : Got completion from peer "
-                        "1.2.3.4<5> with status=abc\n");
+  std::istringstream in(
+      "h:1:2 [0] x.cc:1 NCCL WARN NET/IB : Got completion from peer "
+      "1.2.3.4<5> with status=abc\n");
   std::ostringstream out, err;
   EXPECT_EQ(RunTriage({"-"}, /*json=*/false, in, out, err), kExitOk);
   EXPECT_THAT(err.str(), HasSubstr("railwatch triage: -:1: IB completion error without a numeric "
