@@ -107,7 +107,7 @@ Outcome RasParser::Feed(const Line& line, Context& ctx) {
       return GroupLine(line, t, ctx);
     case Section::kErrors:
     case Section::kWarnings:
-      if (absl::StartsWith(t, "#")) {
+      if (absl::StartsWith(t, "#") && t.size() > 1 && scan::IsDigit(t[1])) {
         // "#0-0 (fa93daea854b060b) MISMATCH"
         std::vector<absl::string_view> w = Words(t);
         std::vector<absl::string_view> gc = absl::StrSplit(w[0].substr(1), '-');

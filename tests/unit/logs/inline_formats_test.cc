@@ -306,6 +306,27 @@ TEST(RasInline, DeadAndIncompleteBlocks) {
   EXPECT_EQ(F(issue, "nodes"), "10.0.0.9");
 }
 
+TEST(RasInline, AReportEndsWhereAnotherFormatBegins) {
+  Parsed p = ParseLines({
+      "NCCL version 2.26.2 compiled with CUDA 12.6",
+      "Warnings",
+      "========",
+      "#0-0 (fa93daea854b060b) MISMATCH",
+      "  Communicator ranks have different AllReduce operation counts",
+      "# Avg bus bandwidth    : 12.5",
+      "h:1:2 [0] NCCL INFO Using network IB",
+  });
+  EXPECT_EQ(p.stats.malformed, 0u);
+  auto report = p.OfKind("nccl_ras.report");
+  ASSERT_EQ(report.size(), 1u);
+  EXPECT_EQ(F(*report[0], "issues"), "1");
+  EXPECT_EQ(F(p.One("nccl_ras.comm_issue"), "op"), "AllReduce");
+  EXPECT_EQ(F(p.One("nccltests.summary"), "avg_busbw_gbps"), "12.5");
+  EXPECT_EQ(F(p.One("nccl.network"), "network"), "IB");
+  // The report is emitted when the nccl-tests line ends it, before the later events.
+  EXPECT_EQ(p.events[0].kind, "nccl_ras.report");
+}
+
 TEST(NcclTestsInline, NewerHeaderDeviceGroupsNaAndACutTable) {
   Parsed p = ParseLines({
       "# nccl-tests version 2.13.9 nccl-headers=22105 nccl-library=22105",
