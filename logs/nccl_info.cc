@@ -138,7 +138,7 @@ bool NetDevices(absl::string_view m, LogEvent& e) {
     oob = Trim(list.substr(oob_at + 4));
     list = list.substr(0, oob_at);
   }
-  std::vector<std::string> devices, names, link_layers;
+  std::vector<std::string> devices, names, ports, link_layers;
   bool sharp = false, relaxed_ordering = false;
   for (absl::string_view w : Words(list)) {
     while (!w.empty() && w.back() == ';') w.remove_suffix(1);
@@ -153,7 +153,9 @@ bool NetDevices(absl::string_view m, LogEvent& e) {
     // mlx5_0:1/RoCE[/SHARP]
     std::vector<absl::string_view> parts = absl::StrSplit(entry, '/');
     if (parts.empty()) continue;
-    names.emplace_back(parts[0].substr(0, parts[0].find(':')));
+    size_t colon = parts[0].find(':');
+    names.emplace_back(parts[0].substr(0, colon));
+    ports.emplace_back(colon == absl::string_view::npos ? "" : parts[0].substr(colon + 1));
     if (parts.size() > 1 &&
         std::find(link_layers.begin(), link_layers.end(), parts[1]) == link_layers.end()) {
       link_layers.emplace_back(parts[1]);
@@ -173,6 +175,7 @@ bool NetDevices(absl::string_view m, LogEvent& e) {
   } else {
     e.Set("devices", absl::StrJoin(devices, ","));
     e.Set("device_names", absl::StrJoin(names, ","));
+    e.Set("ports", absl::StrJoin(ports, ","));
     if (!link_layers.empty()) e.Set("link_layers", absl::StrJoin(link_layers, ","));
     if (sharp) e.Set("sharp", "1");
     if (relaxed_ordering) e.Set("relaxed_ordering", "1");

@@ -215,6 +215,7 @@ TEST(NcclSamples, V278RoceInitAndCreateCqFailure) {
   EXPECT_EQ(F(net, "transport"), "IB");
   EXPECT_EQ(F(net, "devices"), "mlx5_1:1/RoCE");
   EXPECT_EQ(F(net, "device_names"), "mlx5_1");
+  EXPECT_EQ(F(net, "ports"), "1");
   EXPECT_EQ(F(net, "link_layers"), "RoCE");
   // The older " ; OOB" spelling.
   EXPECT_EQ(F(net, "oob_interface"), "ens192f1");
@@ -303,6 +304,7 @@ TEST(NcclSamples, V2223InitStartWithNodesAndLocalRanks) {
   EXPECT_EQ(F(info, "nranks"), "4");
   const LogEvent& net = p.One("nccl.net");
   EXPECT_EQ(F(net, "device_names"), "mlx5_0,mlx5_1");
+  EXPECT_EQ(F(net, "ports"), "1,1");
   EXPECT_EQ(F(net, "link_layers"), "RoCE");
   EXPECT_EQ(F(net, "relaxed_ordering"), "1");
   EXPECT_EQ(F(net, "oob_interface"), "net2");
