@@ -110,6 +110,9 @@ class LogTailer {
 
   Stats stats() const;
 
+  // The patterns as followed (lexically normalised): the values of TailedLine::pattern.
+  const std::vector<std::string>& patterns() const { return options_.patterns; }
+
  private:
   struct File;
   struct Queued {
