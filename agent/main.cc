@@ -7,8 +7,13 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "agent/agent.h"
+#include "collectors/link_setup.h"
+#include "collectors/log_collector.h"
 #include "collectors/rdma_sysfs_collector.h"
 #include "common/logging.h"
 #include "common/signals.h"
@@ -22,7 +27,22 @@ ABSL_FLAG(std::string, sysfs_root, "/sys",
           "sysfs root to read RDMA counters from (a simulator's or fixture's tree for tests)");
 ABSL_FLAG(absl::Duration, interval, absl::Seconds(1), "poll interval");
 ABSL_FLAG(absl::Duration, rescan_interval, absl::Seconds(30),
-          "how often to look for RDMA devices that appeared or went away");
+          "how often to look for RDMA devices and netdevs that appeared or went away");
+ABSL_FLAG(std::string, netdevs, "",
+          "netdevs whose ethtool statistics and link events are collected: a regex matched "
+          "against the whole name (\"ens1f0np0|ens2f0np0\", \"eth[0-7]\"); empty: every netdev "
+          "with a device behind it (<sysfs_root>/class/net/X/device) or behind an RDMA port, "
+          "never lo");
+ABSL_FLAG(bool, ethtool, true,
+          "collect ethtool statistics (PFC pauses per priority, pause storms, discards) of the "
+          "--netdevs (SIOCETHTOOL, no privileges needed)");
+ABSL_FLAG(bool, link_events, true,
+          "report carrier down/up of the --netdevs as events, from a netlink route socket");
+ABSL_FLAG(std::string, log_paths, "",
+          "NCCL / PyTorch / nccl-tests logs to tail, comma-separated files or glob patterns "
+          "(\"/var/log/nccl/*.log\"); empty: no log collector");
+ABSL_FLAG(std::string, log_state_dir, "/var/lib/railwatch-agent",
+          "where the log tailer keeps its read offsets across restarts");
 ABSL_FLAG(absl::Duration, backoff_initial, absl::Milliseconds(200),
           "first reconnect delay (then x1.6 per attempt, jittered by 20%)");
 ABSL_FLAG(absl::Duration, backoff_max, absl::Seconds(30), "reconnect delay cap");
@@ -40,6 +60,11 @@ int main(int argc, char** argv) {
   static absl::Notification stop;
   railwatch::NotifyOnTerminationSignal(stop);
   absl::ParseCommandLine(argc, argv);
+#ifdef NDEBUG
+  // Abseil's mutex deadlock detector builds a lock graph on every acquisition; Debian's
+  // libabsl leaves it on. Debug and sanitizer builds (the test suite's) keep it.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+#endif
   if (absl::Status s = railwatch::InitLogging("railwatch-agent", absl::GetFlag(FLAGS_log_level));
       !s.ok()) {
     fprintf(stderr, "railwatch-agent: %s\n", std::string(s.message()).c_str());
@@ -75,6 +100,25 @@ int main(int argc, char** argv) {
       railwatch::RdmaSysfsCollector::Options{absl::GetFlag(FLAGS_sysfs_root),
                                              absl::GetFlag(FLAGS_rescan_interval)},
       railwatch::RealClock::Get()));
+  if (absl::Status s = railwatch::AddNetdevCollectors(
+          {absl::GetFlag(FLAGS_sysfs_root), absl::GetFlag(FLAGS_netdevs),
+           absl::GetFlag(FLAGS_ethtool), absl::GetFlag(FLAGS_link_events),
+           absl::GetFlag(FLAGS_rescan_interval)},
+          railwatch::RealClock::Get(), collectors);
+      !s.ok()) {
+    spdlog::critical("--netdevs: {}", s.message());
+    return 2;
+  }
+  if (const std::string log_paths = absl::GetFlag(FLAGS_log_paths); !log_paths.empty()) {
+    railwatch::LogCollector::Options log_options;
+    for (absl::string_view p : absl::StrSplit(log_paths, ',', absl::SkipWhitespace())) {
+      p = absl::StripAsciiWhitespace(p);
+      log_options.tailer.patterns.emplace_back(p.data(), p.size());
+    }
+    log_options.tailer.state_dir = absl::GetFlag(FLAGS_log_state_dir);
+    collectors.push_back(std::make_unique<railwatch::LogCollector>(std::move(log_options),
+                                                                   railwatch::RealClock::Get()));
+  }
 
 
   railwatch::Agent agent(std::move(options), std::move(collectors));
