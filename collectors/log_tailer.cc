@@ -332,6 +332,7 @@ void LogTailer::FollowRenamed(const std::string& from, const std::string& to) {
   File* f = OpenFile(from, *pattern, fd, st, nullptr);
   if (f == nullptr) return;
   f->current_path.clear();
+  WatchFile(*f);
   {
     absl::MutexLock lock(&mu_);
     ++stats_.rotations;
@@ -458,17 +459,10 @@ LogTailer::File* LogTailer::OpenFile(const std::string& path, const std::string&
   } else {
     StartStream(f, 0, 1);
   }
-  // Through /proc/self/fd: the watch must be on the inode we hold, whatever the path names now.
-  const std::string proc_path = absl::StrCat("/proc/self/fd/", fd);
-  f.wd = ::inotify_add_watch(inotify_fd_, proc_path.c_str(), kFileMask);
-  if (f.wd >= 0) {
-    watched_files_[f.wd] = &f;
-  } else {
-    ReportError(absl::StrCat("watch ", path),
-                absl::StrCat("cannot watch ", path, " (", std::strerror(errno),
-                             "); relying on its directory and the rescan"));
-  }
+  // Its directory's watch reports its writes while it is there; the file's own watch is for once
+  // it has left (Detach), or for when the directory cannot be watched.
   EnsureDirWatch(DirOf(path));
+  if (!dir_watches_.contains(DirOf(path))) WatchFile(f);
   spdlog::debug("log tailer: following {} (inode {}) from offset {}", path, f.inode, f.offset);
   files_.push_back(std::move(owned));
   absl::MutexLock lock(&mu_);
@@ -511,13 +505,30 @@ void LogTailer::RestoreRenamedWhileDown() {
     File* f = OpenFile(saved.path, *pattern, fd, st, &saved);
     if (f == nullptr) continue;
     f->current_path.clear();
+    WatchFile(*f);
     ReadNew(*f);
+  }
+}
+
+void LogTailer::WatchFile(File& f) {
+  if (f.wd >= 0) return;
+  // Through /proc/self/fd: the watch must be on the inode we hold, whatever the path names now.
+  const std::string proc_path = absl::StrCat("/proc/self/fd/", f.fd);
+  f.wd = ::inotify_add_watch(inotify_fd_, proc_path.c_str(), kFileMask);
+  if (f.wd >= 0) {
+    watched_files_[f.wd] = &f;
+  } else {
+    ReportError(absl::StrCat("watch ", f.origin_path),
+                absl::StrCat("cannot watch ", f.origin_path, " (", std::strerror(errno),
+                             "); relying on the rescan"));
   }
 }
 
 void LogTailer::Detach(File& f) {
   if (f.current_path.empty()) return;
-  // Whatever is in it now was written before the rotation; take it before anything else.
+  // Its directory no longer reports its writes. Watch it first, then take what is in it now
+  // (written before the rotation): a write in between is either read now or reported.
+  WatchFile(f);
   ReadNew(f);
   by_path_.erase(f.current_path);
   f.current_path.clear();

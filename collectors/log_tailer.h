@@ -44,8 +44,9 @@ struct TailedLine {
 // Follows a set of log files, given as paths or glob patterns, through rename and copytruncate
 // rotation, and hands out their lines through a bounded queue. See docs/LOG_TAILING.md.
 //
-// A dedicated thread blocks on an inotify descriptor (watching each pattern's directory and each
-// open file) and on an eventfd for Stop, so that new data is read promptly: with copytruncate,
+// A dedicated thread blocks on an inotify descriptor (watching the directories of the patterns and
+// of the open files, and each file that has left its path) and on an eventfd for Stop, so that
+// new data is read promptly: with copytruncate,
 // whatever was read before the truncation is safe. Read offsets are saved in a state file at
 // most every `state_write_interval` and at Stop, so a restarted agent resumes without duplicates
 // and without losing what was written while it was down.
@@ -146,6 +147,7 @@ class LogTailer {
   void SkipTo(File& file, uint64_t offset);
   void EndStream(File& file);
   void Detach(File& file);
+  void WatchFile(File& file);
   void CloseFile(File& file);
   void CloseIdleRotated();
   void HandleInotify(bool& full_pass);
