@@ -20,19 +20,13 @@ namespace fs = std::filesystem;
 using ::railwatch::testing::DrainUntil;
 using ::railwatch::testing::LogWriter;
 using ::railwatch::testing::Received;
+using ::railwatch::testing::Seq;
+using ::railwatch::testing::Seqs;
 using ::railwatch::testing::StatsReach;
 using ::railwatch::testing::TempDir;
 using ::railwatch::testing::TestOptions;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
-
-std::string Seq(absl::string_view tag, int i) { return absl::StrFormat("%s %06d", tag, i); }
-
-std::vector<std::string> Seqs(absl::string_view tag, int from, int to) {
-  std::vector<std::string> out;
-  for (int i = from; i < to; ++i) out.push_back(Seq(tag, i));
-  return out;
-}
 
 class LogTailerTest : public ::testing::Test {
  protected:

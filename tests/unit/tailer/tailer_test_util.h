@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -44,6 +45,15 @@ class LogWriter {
  private:
   int fd_ = -1;
 };
+
+// "tag 000042": numbered lines whose order and uniqueness tests can check.
+inline std::string Seq(absl::string_view tag, int i) { return absl::StrFormat("%s %06d", tag, i); }
+
+inline std::vector<std::string> Seqs(absl::string_view tag, int from, int to) {
+  std::vector<std::string> out;
+  for (int i = from; i < to; ++i) out.push_back(Seq(tag, i));
+  return out;
+}
 
 // Everything drained from a tailer so far.
 struct Received {
