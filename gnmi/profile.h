@@ -1,0 +1,80 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/labels.h"
+#include "common/vocabulary.h"
+#include "gnmi/decode.h"
+#include "gnmi/gnmi.pb.h"
+
+namespace railwatch {
+
+// What to ask a target for: one gNMI Subscription.
+struct GnmiSubscriptionSpec {
+  std::string name;
+  ::gnmi::Path path;  // origin and target set here when the dialect needs them (COUNTERS_DB)
+  ::gnmi::SubscriptionMode mode = ::gnmi::SAMPLE;
+  // SAMPLE: 0 means the target's configured interval (targets file, default 1 s).
+  absl::Duration sample_interval = absl::ZeroDuration();
+  bool suppress_redundant = false;
+  absl::Duration heartbeat_interval = absl::ZeroDuration();
+};
+
+// How one leaf becomes a canonical point.
+struct GnmiValueRule {
+  MetricKind kind = MetricKind::kCounter;
+  double scale = 1;
+  // Strings the leaf may carry and the number each stands for ("UP": 1, "DOWN": 0). Empty:
+  // the value must be numeric.
+  absl::flat_hash_map<std::string, double> values;
+  // Non-empty: when the value changes, also an event of this kind ("switch.oper_status").
+  std::string event_kind;
+};
+
+// A leaf mapped to a canonical series. Labels are the captures of the path pattern plus the
+// mapping's fixed labels; the switch collector adds `switch`.
+struct GnmiMappedSeries {
+  const MetricSpec* metric = nullptr;
+  Labels labels;
+  const GnmiValueRule* rule = nullptr;
+};
+
+// A network OS's paths: what to subscribe to, and how each leaf maps to the canonical series
+// of common/vocabulary.cc. Shipped profiles live in profiles/gnmi/*.yaml.
+class GnmiProfile {
+ public:
+  // Loads a profile file. Every problem in it is reported (file:line:column, one per line of
+  // the status message), not only the first; series must be canonical names.
+  static absl::StatusOr<GnmiProfile> LoadFile(const std::string& path);
+  static absl::StatusOr<GnmiProfile> LoadString(std::string_view yaml, std::string_view file_name);
+
+  const std::string& name() const;          // "sonic", "openconfig", "arista-eos", "cumulus"
+  const std::string& description() const;
+  ::gnmi::Encoding encoding() const;        // asked for in SubscriptionList.encoding
+  const std::vector<GnmiSubscriptionSpec>& subscriptions() const;
+
+  // Maps a leaf; false when no mapping in the profile matches it (the leaf is ignored and
+  // counted by the caller). First matching mapping wins.
+  bool Map(const GnmiLeaf& leaf, GnmiMappedSeries& out) const;
+
+  GnmiProfile(GnmiProfile&&) noexcept;
+  GnmiProfile& operator=(GnmiProfile&&) noexcept;
+  ~GnmiProfile();
+
+ private:
+  struct Impl;
+  GnmiProfile();
+  std::unique_ptr<Impl> impl_;
+};
+
+// Every *.yaml in `dir`, by name. Problems in one file do not stop the others; all are
+// reported in the status when any file fails.
+absl::StatusOr<std::vector<GnmiProfile>> LoadGnmiProfiles(const std::string& dir);
+
+}  // namespace railwatch
