@@ -1,0 +1,304 @@
+#include "gnmi/client.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/labels.h"
+#include "common/logging.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+
+namespace railwatch {
+namespace {
+
+int Millis(absl::Duration d) {
+  return static_cast<int>(std::clamp<int64_t>(absl::ToInt64Milliseconds(d), 1, INT32_MAX));
+}
+
+}  // namespace
+
+std::shared_ptr<grpc::Channel> MakeGnmiChannel(const GnmiTargetConfig& target,
+                                               const GnmiChannelOptions& options) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, Millis(options.keepalive_time));
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, Millis(options.keepalive_timeout));
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, Millis(options.backoff.initial));
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, Millis(options.backoff.max));
+  args.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
+  // Each target gets its own connection even when two targets share an address (a proxy),
+  // so that one target's GOAWAY does not reset another's stream.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  std::shared_ptr<grpc::ChannelCredentials> creds;
+  if (target.tls) {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = target.tls->ca_pem;
+    ssl.pem_private_key = target.tls->key_pem;
+    ssl.pem_cert_chain = target.tls->cert_pem;
+    creds = grpc::SslCredentials(ssl);
+    if (!target.tls->server_name.empty()) {
+      args.SetSslTargetNameOverride(target.tls->server_name);
+    }
+  } else {
+    creds = grpc::InsecureChannelCredentials();
+  }
+  return grpc::CreateCustomChannel(target.address, creds, args);
+}
+
+void AddGnmiCredentials(const GnmiTargetConfig& target, grpc::ClientContext& ctx) {
+  if (!target.username.empty()) ctx.AddMetadata("username", target.username);
+  if (!target.password.empty()) ctx.AddMetadata("password", target.password);
+}
+
+::gnmi::SubscribeRequest MakeSubscribeRequest(const GnmiProfile& profile,
+                                              const GnmiTargetConfig& target,
+                                              ::gnmi::SubscriptionList::Mode mode) {
+  ::gnmi::SubscribeRequest request;
+  ::gnmi::SubscriptionList& list = *request.mutable_subscribe();
+  list.set_mode(mode);
+  list.set_encoding(profile.encoding());
+  const auto& specs = profile.subscriptions();
+  const bool common_target =
+      !specs.empty() && !specs.front().path.target().empty() &&
+      std::all_of(specs.begin(), specs.end(), [&](const GnmiSubscriptionSpec& s) {
+        return s.path.target() == specs.front().path.target();
+      });
+  if (common_target) list.mutable_prefix()->set_target(specs.front().path.target());
+  for (const GnmiSubscriptionSpec& spec : specs) {
+    ::gnmi::Subscription& sub = *list.add_subscription();
+    *sub.mutable_path() = spec.path;
+    if (common_target) sub.mutable_path()->clear_target();
+    sub.set_mode(spec.mode);
+    if (spec.mode == ::gnmi::SAMPLE) {
+      const absl::Duration interval = spec.sample_interval > absl::ZeroDuration()
+                                          ? spec.sample_interval
+                                          : target.sample_interval;
+      sub.set_sample_interval(static_cast<uint64_t>(absl::ToInt64Nanoseconds(interval)));
+    }
+    sub.set_suppress_redundant(spec.suppress_redundant);
+    if (spec.heartbeat_interval > absl::ZeroDuration()) {
+      sub.set_heartbeat_interval(
+          static_cast<uint64_t>(absl::ToInt64Nanoseconds(spec.heartbeat_interval)));
+    }
+  }
+  return request;
+}
+
+// ---------------------------------------------------------------------------------------------
+// GnmiScheduler
+
+GnmiScheduler::GnmiScheduler() : thread_([this] { Run(); }) {}
+
+GnmiScheduler::~GnmiScheduler() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  thread_.join();
+}
+
+uint64_t GnmiScheduler::After(absl::Duration delay, std::function<void()> fn) {
+  absl::MutexLock lock(&mu_);
+  const uint64_t id = next_id_++;
+  const absl::Time at = absl::Now() + delay;
+  due_.emplace(at, id);
+  tasks_.emplace(id, std::make_pair(at, std::move(fn)));
+  return id;
+}
+
+bool GnmiScheduler::Cancel(uint64_t id) {
+  absl::MutexLock lock(&mu_);
+  auto it = tasks_.find(id);
+  if (it == tasks_.end()) return false;
+  auto [first, last] = due_.equal_range(it->second.first);
+  for (auto d = first; d != last; ++d) {
+    if (d->second == id) {
+      due_.erase(d);
+      break;
+    }
+  }
+  tasks_.erase(it);
+  return true;
+}
+
+void GnmiScheduler::Run() {
+  absl::MutexLock lock(&mu_);
+  while (!stopping_) {
+    if (due_.empty()) {
+      // The wake-up is a condition on the queue or on stopping_, re-checked each time.
+      mu_.AwaitWithTimeout(absl::Condition(
+                               +[](GnmiScheduler* s) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                                 return s->stopping_ || !s->due_.empty();
+                               },
+                               this),
+                           absl::Seconds(1));
+      continue;
+    }
+    const absl::Time at = due_.begin()->first;
+    if (absl::Now() < at) {
+      const size_t n = due_.size();
+      const absl::Time first = at;
+      struct Wake {
+        GnmiScheduler* s;
+        size_t n;
+        absl::Time first;
+      } wake{this, n, first};
+      // Wake early when a sooner task arrives or on stop.
+      mu_.AwaitWithDeadline(absl::Condition(
+                                +[](Wake* w) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                                  return w->s->stopping_ || w->s->due_.empty() ||
+                                         w->s->due_.begin()->first < w->first;
+                                },
+                                &wake),
+                            at);
+      continue;
+    }
+    const uint64_t id = due_.begin()->second;
+    due_.erase(due_.begin());
+    auto it = tasks_.find(id);
+    std::function<void()> fn = std::move(it->second.second);
+    tasks_.erase(it);
+    mu_.Unlock();
+    fn();
+    mu_.Lock();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// GnmiClient
+
+// One Subscribe stream. Deleted by itself when gRPC reports the stream done.
+class GnmiClient::Call final
+    : public grpc::ClientBidiReactor<::gnmi::SubscribeRequest, ::gnmi::SubscribeResponse> {
+ public:
+  explicit Call(GnmiClient& client) : client_(client) {
+    AddGnmiCredentials(client.target_, ctx_);
+  }
+
+  void Begin() {
+    client_.stub_->async()->Subscribe(&ctx_, this);
+    StartWrite(&client_.request_);
+    StartRead(&response_);
+    StartCall();
+  }
+
+  void Cancel() { ctx_.TryCancel(); }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return;  // the stream ended; OnDone follows with its status
+    client_.OnResponse(response_);
+    StartRead(&response_);
+  }
+
+  void OnDone(const grpc::Status& status) override {
+    GnmiClient& client = client_;
+    {
+      absl::MutexLock lock(&client.mu_);
+      client.active_ = nullptr;
+    }
+    delete this;
+    client.OnCallDone(status);
+  }
+
+ private:
+  GnmiClient& client_;
+  grpc::ClientContext ctx_;
+  ::gnmi::SubscribeResponse response_;
+};
+
+GnmiClient::GnmiClient(GnmiTargetConfig target, ::gnmi::SubscribeRequest request,
+                       GnmiChannelOptions options, GnmiScheduler& scheduler,
+                       GnmiStreamHandler& handler)
+    : target_(std::move(target)),
+      request_(std::move(request)),
+      options_(std::move(options)),
+      scheduler_(scheduler),
+      handler_(handler),
+      channel_(MakeGnmiChannel(target_, options_)),
+      stub_(::gnmi::gNMI::NewStub(channel_)),
+      backoff_(options_.backoff) {}
+
+GnmiClient::~GnmiClient() { Stop(); }
+
+void GnmiClient::Start() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (started_ || stopping_) return;
+    started_ = true;
+    busy_ = true;
+  }
+  StartAttempt();
+}
+
+void GnmiClient::StartAttempt() {
+  Call* call = new Call(*this);
+  {
+    absl::MutexLock lock(&mu_);
+    timer_ = 0;
+    if (stopping_) {
+      delete call;
+      busy_ = false;
+      return;
+    }
+    active_ = call;
+    got_response_on_stream_.store(false, std::memory_order_relaxed);
+  }
+  call->Begin();
+}
+
+void GnmiClient::OnResponse(const ::gnmi::SubscribeResponse& response) {
+  responses_.fetch_add(1, std::memory_order_relaxed);
+  last_response_unix_nano_.store(absl::ToUnixNanos(absl::Now()), std::memory_order_relaxed);
+  if (!got_response_on_stream_.exchange(true, std::memory_order_relaxed)) {
+    absl::MutexLock lock(&mu_);
+    // The target answers: the next failure starts from the initial delay again.
+    backoff_.Reset();
+    if (ever_connected_) ++reconnects_;
+    ever_connected_ = true;
+  }
+  handler_.OnResponse(response);
+}
+
+void GnmiClient::OnCallDone(const grpc::Status& status) {
+  got_response_on_stream_.store(false, std::memory_order_relaxed);
+  absl::MutexLock lock(&mu_);
+  if (stopping_) {
+    busy_ = false;
+    return;
+  }
+  // A stream that ends without an error still ends: a STREAM subscription is meant to last.
+  ++errors_;
+  last_error_ = status.ok() ? "stream ended by the target"
+                            : absl::StrCat(absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code())), ": ",
+                                           status.error_message());
+  const absl::Duration delay = backoff_.Next();
+  spdlog::debug("gnmi target {} ({}): {}; resubscribing in {}ms", target_.name,
+                target_.address, last_error_, absl::ToInt64Milliseconds(delay));
+  timer_ = scheduler_.After(delay, [this] { StartAttempt(); });
+}
+
+void GnmiClient::Stop() {
+  absl::MutexLock lock(&mu_);
+  stopping_ = true;
+  if (timer_ != 0 && scheduler_.Cancel(timer_)) {
+    timer_ = 0;
+    busy_ = false;
+  }
+  if (active_ != nullptr) active_->Cancel();
+  mu_.Await(absl::Condition(
+      +[](bool* busy) { return !*busy; }, &busy_));
+}
+
+GnmiClient::Stats GnmiClient::stats() const {
+  Stats s;
+  s.responses = responses_.load(std::memory_order_relaxed);
+  s.last_response_unix_nano = last_response_unix_nano_.load(std::memory_order_relaxed);
+  s.connected = got_response_on_stream_.load(std::memory_order_relaxed);
+  absl::MutexLock lock(&mu_);
+  s.errors = errors_;
+  s.reconnects = reconnects_;
+  s.last_error = last_error_;
+  return s;
+}
+
+}  // namespace railwatch

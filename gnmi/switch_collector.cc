@@ -1,0 +1,368 @@
+#include "gnmi/switch_collector.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+
+namespace railwatch {
+namespace {
+
+// One distinct leaf path of one target, and what it maps to.
+struct PathEntry {
+  std::string origin;
+  std::string target;
+  std::vector<GnmiPathElem> elems;
+  bool mapped = false;
+  GnmiMappedSeries series;  // labels include switch=<target>
+  // Poll thread only:
+  bool defined = false;
+  uint32_t series_id = 0;
+  bool has_last = false;
+  double last = 0;
+};
+
+struct PendingPoint {
+  PathEntry* entry;
+  int64_t time_unix_nano;
+  uint64_t counter;
+  double gauge;
+  bool deleted;
+  // Index into the buffer's texts when the entry's rule makes events (the raw value for the
+  // event's attributes); -1 otherwise.
+  int32_t text;
+};
+
+// Buffers that the gRPC thread fills and the poll thread drains; swapped whole, so both keep
+// their capacity and the steady state allocates nothing.
+struct PendingBuffer {
+  std::vector<PendingPoint> points;
+  std::vector<std::string> texts;
+  size_t texts_used = 0;
+  void Clear() {
+    points.clear();
+    texts_used = 0;
+  }
+};
+
+uint64_t HashLeaf(const GnmiLeaf& leaf) {
+  std::hash<std::string_view> h;
+  uint64_t x = h(leaf.origin) * 31 + h(leaf.target);
+  for (const GnmiPathElem& e : leaf.elems) {
+    x = x * 1099511628211ULL ^ h(e.name);
+    for (const auto& [k, v] : e.keys) {
+      x = x * 1099511628211ULL ^ h(k);
+      x = x * 1099511628211ULL ^ h(v);
+    }
+  }
+  return x;
+}
+
+bool SamePath(const PathEntry& e, const GnmiLeaf& leaf) {
+  if (e.origin != leaf.origin || e.target != leaf.target || e.elems.size() != leaf.elems.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < e.elems.size(); ++i) {
+    if (e.elems[i].name != leaf.elems[i].name || e.elems[i].keys != leaf.elems[i].keys) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string ScalarText(const GnmiScalar& v) {
+  if (const std::string* s = std::get_if<std::string>(&v)) return *s;
+  if (std::optional<double> d = GnmiScalarAsDouble(v)) return absl::StrCat(*d);
+  return "";
+}
+
+}  // namespace
+
+class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiLeafVisitor {
+ public:
+  Target(const GnmiTargetConfig& config, const GnmiProfile& profile, const Options& options)
+      : config_(config),
+        profile_(profile),
+        max_pending_(options.max_pending_per_target),
+        max_paths_(options.max_paths_per_target) {}
+
+  ~Target() override { client_.reset(); }
+
+  void MakeClient(const GnmiChannelOptions& channel, GnmiScheduler& scheduler) {
+    client_ = std::make_unique<GnmiClient>(
+        config_, MakeSubscribeRequest(profile_, config_, ::gnmi::SubscriptionList::STREAM),
+        channel, scheduler, *this);
+  }
+  GnmiClient* client() { return client_.get(); }
+  const GnmiTargetConfig& config() const { return config_; }
+
+  void OnResponse(const ::gnmi::SubscribeResponse& response) override {
+    absl::MutexLock lock(&mu_);
+    if (response.has_update()) {
+      const uint64_t decode_errors = decoder_.stats().errors;
+      now_unix_nano_ = absl::ToUnixNanos(absl::Now());
+      decoder_.Decode(response.update(), *this);
+      errors_ += decoder_.stats().errors - decode_errors;
+    }
+    if (response.sync_response()) synced_ = true;
+    if (response.response_case() == ::gnmi::SubscribeResponse::kError) ++errors_;  // deprecated in gNMI 0.10, still sent by old targets
+  }
+
+  // Called under mu_ from Decode.
+  void OnLeaf(const GnmiLeaf& leaf) override ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    PathEntry* entry = Lookup(leaf);
+    if (entry == nullptr || !entry->mapped) {
+      ++unmapped_;
+      return;
+    }
+    const int64_t t = leaf.time_unix_nano > 0 ? leaf.time_unix_nano : now_unix_nano_;
+    PendingBuffer& buf = pending_;
+    if (leaf.deleted) {
+      // A deleted leaf has no value to forward: drop what is pending for it, and forget its
+      // last value so that its return is not taken for a change.
+      std::erase_if(buf.points, [entry](const PendingPoint& p) { return p.entry == entry; });
+      buf.points.push_back({entry, t, 0, 0, true, -1});
+      ++deletes_;
+      return;
+    }
+    if (buf.points.size() >= max_pending_) {
+      ++dropped_;
+      return;
+    }
+    const GnmiValueRule* rule = entry->series.rule;
+    // The rule knows the profile's enum strings ("UP": 1) and scale.
+    std::optional<double> number =
+        rule != nullptr ? rule->Evaluate(leaf.value) : GnmiScalarAsDouble(leaf.value);
+    if (!number) {
+      ++errors_;
+      return;
+    }
+    PendingPoint p{entry, t, 0, *number, false, -1};
+    if (entry->series.metric->kind == MetricKind::kCounter) {
+      // Exact for counters past 2^53 when nothing scales them.
+      std::optional<uint64_t> u;
+      if (rule == nullptr || rule->scale == 1) u = GnmiScalarAsUint(leaf.value);
+      if (!u && *number >= 0) u = static_cast<uint64_t>(*number);
+      if (!u) {
+        ++errors_;
+        return;
+      }
+      p.counter = *u;
+    }
+    if (rule != nullptr && !rule->event_kind.empty()) {
+      if (buf.texts_used == buf.texts.size()) buf.texts.emplace_back();
+      buf.texts[buf.texts_used] = ScalarText(leaf.value);
+      p.text = static_cast<int32_t>(buf.texts_used++);
+    }
+    buf.points.push_back(p);
+    ++updates_;
+  }
+
+  // Poll thread: moves the pending points out and emits them.
+  void Drain(Emitter& emitter) {
+    {
+      absl::MutexLock lock(&mu_);
+      std::swap(pending_, draining_);
+    }
+    for (const PendingPoint& p : draining_.points) {
+      PathEntry& e = *p.entry;
+      if (p.deleted) {
+        e.has_last = false;
+        continue;
+      }
+      if (!e.defined) {
+        e.series_id = emitter.DefineSeries(e.series.metric->name, e.series.metric->kind,
+                                           e.series.labels);
+        e.defined = true;
+      }
+      if (e.series.metric->kind == MetricKind::kCounter) {
+        emitter.Counter(e.series_id, p.counter, p.time_unix_nano);
+      } else {
+        emitter.Gauge(e.series_id, p.gauge, p.time_unix_nano);
+      }
+      if (p.text >= 0 && e.has_last && e.last != p.gauge) {
+        EventRecord event;
+        event.kind = e.series.rule->event_kind;
+        event.time_unix_nano = p.time_unix_nano;
+        event.labels = e.series.labels;
+        event.attributes = {{"metric", std::string(e.series.metric->name)},
+                            {"value", draining_.texts[p.text]},
+                            {"previous_value", absl::StrCat(e.last)},
+                            {"value_number", absl::StrCat(p.gauge)}};
+        emitter.Event(std::move(event));
+      }
+      e.has_last = true;
+      e.last = p.gauge;
+    }
+    draining_.Clear();
+  }
+
+  TargetStats Stats() const {
+    TargetStats s;
+    s.name = config_.name;
+    if (client_) s.client = client_->stats();
+    absl::MutexLock lock(&mu_);
+    s.updates = updates_;
+    s.unmapped = unmapped_;
+    s.errors = errors_;
+    s.dropped = dropped_;
+    s.deletes = deletes_;
+    s.synced = synced_;
+    return s;
+  }
+
+  // Health series ids, defined on the first Collect.
+  struct HealthIds {
+    uint32_t connected, last_update, updates, errors, reconnects, unmapped, dropped;
+  } health{};
+
+ private:
+  PathEntry* Lookup(const GnmiLeaf& leaf) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    std::vector<std::unique_ptr<PathEntry>>& bucket = paths_[HashLeaf(leaf)];
+    for (const auto& e : bucket) {
+      if (SamePath(*e, leaf)) return e.get();
+    }
+    if (path_count_ >= max_paths_) return nullptr;
+    auto e = std::make_unique<PathEntry>();
+    e->origin = leaf.origin;
+    e->target = leaf.target;
+    e->elems = leaf.elems;
+    e->mapped = profile_.Map(leaf, e->series) && e->series.metric != nullptr;
+    if (e->mapped) {
+      e->series.labels.push_back({"switch", config_.name});
+      NormalizeLabels(e->series.labels);
+    }
+    ++path_count_;
+    bucket.push_back(std::move(e));
+    return bucket.back().get();
+  }
+
+  const GnmiTargetConfig config_;
+  const GnmiProfile& profile_;
+  const size_t max_pending_;
+  const size_t max_paths_;
+
+  mutable absl::Mutex mu_;
+  GnmiDecoder decoder_ ABSL_GUARDED_BY(mu_);
+  int64_t now_unix_nano_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<uint64_t, std::vector<std::unique_ptr<PathEntry>>> paths_
+      ABSL_GUARDED_BY(mu_);
+  size_t path_count_ ABSL_GUARDED_BY(mu_) = 0;
+  PendingBuffer pending_ ABSL_GUARDED_BY(mu_);
+  uint64_t updates_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t unmapped_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t errors_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t deletes_ ABSL_GUARDED_BY(mu_) = 0;
+  bool synced_ ABSL_GUARDED_BY(mu_) = false;
+
+  PendingBuffer draining_;  // poll thread only
+  // Last: destroyed first, so that no callback reaches a half-destroyed target.
+  std::unique_ptr<GnmiClient> client_;
+};
+
+absl::StatusOr<std::unique_ptr<GnmiSwitchCollector>> GnmiSwitchCollector::Create(
+    Options options, std::vector<GnmiProfile> profiles) {
+  std::vector<std::string> problems;
+  for (const GnmiTargetConfig& t : options.targets) {
+    const bool known = std::any_of(profiles.begin(), profiles.end(),
+                                   [&](const GnmiProfile& p) { return p.name() == t.profile; });
+    if (!known) {
+      std::string names;
+      for (const GnmiProfile& p : profiles) absl::StrAppend(&names, names.empty() ? "" : ", ", p.name());
+      problems.push_back(absl::StrCat(t.origin, ": target ", t.name, ": unknown profile `",
+                                      t.profile, "` (known: ", names, ")"));
+    }
+  }
+  if (!problems.empty()) {
+    std::string message;
+    for (const std::string& p : problems) absl::StrAppend(&message, message.empty() ? "" : "\n", p);
+    return absl::InvalidArgumentError(message);
+  }
+  return std::unique_ptr<GnmiSwitchCollector>(
+      new GnmiSwitchCollector(std::move(options), std::move(profiles)));
+}
+
+GnmiSwitchCollector::GnmiSwitchCollector(Options options, std::vector<GnmiProfile> profiles)
+    : options_(std::move(options)), profiles_(std::move(profiles)) {
+  for (const GnmiTargetConfig& t : options_.targets) {
+    const GnmiProfile* profile = nullptr;
+    for (const GnmiProfile& p : profiles_) {
+      if (p.name() == t.profile) profile = &p;
+    }
+    targets_.push_back(std::make_unique<Target>(t, *profile, options_));
+  }
+}
+
+GnmiSwitchCollector::~GnmiSwitchCollector() { Stop(); }
+
+void GnmiSwitchCollector::Start() {
+  if (scheduler_) return;
+  scheduler_ = std::make_unique<GnmiScheduler>();
+  for (auto& t : targets_) t->MakeClient(options_.channel, *scheduler_);
+  for (auto& t : targets_) t->client()->Start();
+  spdlog::info("gnmi: subscribing to {} targets", targets_.size());
+}
+
+void GnmiSwitchCollector::Stop() {
+  for (auto& t : targets_) {
+    if (t->client() != nullptr) t->client()->Stop();
+  }
+}
+
+void GnmiSwitchCollector::HandleResponse(size_t index,
+                                         const ::gnmi::SubscribeResponse& response) {
+  targets_[index]->OnResponse(response);
+}
+
+GnmiSwitchCollector::TargetStats GnmiSwitchCollector::target_stats(size_t index) const {
+  return targets_[index]->Stats();
+}
+
+absl::Status GnmiSwitchCollector::Collect(Emitter& emitter) {
+  if (!health_defined_) {
+    for (auto& t : targets_) {
+      Labels labels = options_.self_labels;
+      labels.push_back({"target", t->config().name});
+      auto define = [&](std::string_view name, MetricKind kind) {
+        return emitter.DefineSeries(name, kind, labels);
+      };
+      t->health = {define("railwatch_gnmi_target_connected", MetricKind::kGauge),
+                   define("railwatch_gnmi_target_last_update_timestamp_seconds",
+                          MetricKind::kGauge),
+                   define("railwatch_gnmi_target_updates_total", MetricKind::kCounter),
+                   define("railwatch_gnmi_target_errors_total", MetricKind::kCounter),
+                   define("railwatch_gnmi_target_reconnects_total", MetricKind::kCounter),
+                   define("railwatch_gnmi_unmapped_leaves_total", MetricKind::kCounter),
+                   define("railwatch_gnmi_target_dropped_points_total", MetricKind::kCounter)};
+    }
+    health_defined_ = true;
+  }
+  const int64_t now = absl::ToUnixNanos(absl::Now());
+  size_t connected = 0;
+  for (auto& t : targets_) {
+    t->Drain(emitter);
+    const TargetStats s = t->Stats();
+    connected += s.client.connected;
+    emitter.Gauge(t->health.connected, s.client.connected ? 1 : 0, now);
+    if (s.client.last_response_unix_nano > 0) {
+      emitter.Gauge(t->health.last_update, static_cast<double>(s.client.last_response_unix_nano) / 1e9,
+                    now);
+    }
+    emitter.Counter(t->health.updates, s.updates, now);
+    emitter.Counter(t->health.errors, s.errors + s.client.errors, now);
+    emitter.Counter(t->health.reconnects, s.client.reconnects, now);
+    emitter.Counter(t->health.unmapped, s.unmapped, now);
+    emitter.Counter(t->health.dropped, s.dropped, now);
+  }
+  // Unreachable targets are retried and reported by their health series; the collector
+  // itself only fails when it has targets and none of them answers.
+  if (scheduler_ && !targets_.empty() && connected == 0) {
+    return absl::UnavailableError(absl::StrCat("none of ", targets_.size(),
+                                               " gNMI targets is connected"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace railwatch

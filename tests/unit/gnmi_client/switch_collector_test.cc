@@ -1,0 +1,161 @@
+// The switch collector against an in-process fake gNMI target: SAMPLE and ON_CHANGE updates
+// become canonical points and events with the switch label and the notifications' times.
+#include <memory>
+
+#include "fake_gnmi_target.h"
+#include "gnmi_test_util.h"
+#include "gtest/gtest.h"
+
+namespace railwatch::testing {
+namespace {
+
+constexpr char kInOctets[] = "/interfaces/interface[name=Ethernet1]/state/counters/in-octets";
+constexpr char kOperStatus[] = "/interfaces/interface[name=Ethernet7]/state/oper-status";
+constexpr int64_t kT0 = 1700000000123456789;
+
+class SwitchCollectorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(target_.Start().ok());
+    GnmiSwitchCollector::Options options;
+    options.targets.push_back(TestTarget("leaf-r0", target_.address()));
+    options.channel = FastChannel();
+    options.self_labels = {{"agent", "switch-agent-1"}};
+    auto c = GnmiSwitchCollector::Create(std::move(options), ShippedProfiles());
+    ASSERT_TRUE(c.ok()) << c.status();
+    collector_ = *std::move(c);
+    collector_->Start();
+    ASSERT_TRUE(target_.WaitForStreams(1, absl::Seconds(20)));
+  }
+
+  // Waits until the collector has taken in `n` updates in all, then drains them.
+  void CollectUpdates(uint64_t n) {
+    ASSERT_TRUE(CollectUntil(*collector_, log_, [&] {
+      return collector_->target_stats(0).updates >= n;
+    }));
+    ASSERT_TRUE(collector_->Collect(log_).ok());
+  }
+
+  FakeGnmiTarget target_{{}};
+  std::unique_ptr<GnmiSwitchCollector> collector_;
+  PointLog log_;
+};
+
+TEST_F(SwitchCollectorTest, AsksForTheProfilesSubscriptionsInStreamMode) {
+  const ::gnmi::SubscribeRequest request = target_.last_request();
+  ASSERT_TRUE(request.has_subscribe());
+  const ::gnmi::SubscriptionList& list = request.subscribe();
+  EXPECT_EQ(list.mode(), ::gnmi::SubscriptionList::STREAM);
+  EXPECT_EQ(list.encoding(), ::gnmi::JSON_IETF);
+  std::vector<GnmiProfile> profiles = ShippedProfiles();
+  const GnmiProfile* openconfig = nullptr;
+  for (const GnmiProfile& p : profiles) {
+    if (p.name() == "openconfig") openconfig = &p;
+  }
+  ASSERT_NE(openconfig, nullptr);
+  ASSERT_EQ(list.subscription_size(), static_cast<int>(openconfig->subscriptions().size()));
+  int sample = 0, on_change = 0;
+  for (const ::gnmi::Subscription& s : list.subscription()) {
+    if (s.mode() == ::gnmi::SAMPLE) {
+      ++sample;
+      EXPECT_EQ(s.sample_interval(), 1'000'000'000u) << s.DebugString();
+    } else if (s.mode() == ::gnmi::ON_CHANGE) {
+      ++on_change;
+      EXPECT_EQ(s.sample_interval(), 0u);
+    }
+  }
+  EXPECT_GT(sample, 0);
+  EXPECT_GT(on_change, 0);
+}
+
+TEST_F(SwitchCollectorTest, EverySampleBecomesACounterPointWithItsTimestamp) {
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(target_.Broadcast(UintUpdate(kInOctets, 1000 + 7 * i, kT0 + i * 1'000'000'000LL)),
+              1);
+  }
+  CollectUpdates(5);
+  const auto ids = log_.SeriesOf("fabric_switch_interface_receive_bytes_total");
+  ASSERT_EQ(ids.size(), 1u);
+  const PointLog::Definition& def = log_.definitions[ids[0]];
+  EXPECT_EQ(def.kind, MetricKind::kCounter);
+  // The switch's own labels only: no host of the agent that collected it.
+  EXPECT_EQ(def.labels, (Labels{{"interface", "Ethernet1"}, {"switch", "leaf-r0"}}));
+  const auto points = log_.Of("fabric_switch_interface_receive_bytes_total");
+  ASSERT_EQ(points.size(), 5u);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(points[i].counter, 1000u + 7 * i);
+    EXPECT_EQ(points[i].time_unix_nano, kT0 + i * 1'000'000'000LL);
+  }
+}
+
+TEST_F(SwitchCollectorTest, ReportsTargetHealth) {
+  ASSERT_EQ(target_.Broadcast(UintUpdate(kInOctets, 1, kT0)), 1);
+  ASSERT_EQ(target_.Broadcast(UintUpdate("/interfaces/interface[name=Ethernet1]/state/no-such-leaf", 1, kT0)), 1);
+  ASSERT_TRUE(CollectUntil(*collector_, log_, [&] {
+    const auto s = collector_->target_stats(0);
+    return s.updates >= 1 && s.unmapped >= 1;
+  }));
+  ASSERT_TRUE(collector_->Collect(log_).ok());
+  const Labels who = {{"agent", "switch-agent-1"}, {"target", "leaf-r0"}};
+  const auto connected = log_.Of("railwatch_gnmi_target_connected", who);
+  ASSERT_FALSE(connected.empty());
+  EXPECT_EQ(connected.back().gauge, 1);
+  const auto updates = log_.Of("railwatch_gnmi_target_updates_total", who);
+  ASSERT_FALSE(updates.empty());
+  EXPECT_EQ(updates.back().counter, 1u);
+  const auto unmapped = log_.Of("railwatch_gnmi_unmapped_leaves_total", who);
+  ASSERT_FALSE(unmapped.empty());
+  EXPECT_EQ(unmapped.back().counter, 1u);
+  const auto last = log_.Of("railwatch_gnmi_target_last_update_timestamp_seconds", who);
+  ASSERT_FALSE(last.empty());
+  EXPECT_NEAR(last.back().gauge, absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()), 60);
+}
+
+TEST_F(SwitchCollectorTest, OperStatusChangesAreGaugesAndEvents) {
+  ASSERT_EQ(target_.Broadcast(StringUpdate(kOperStatus, "UP", kT0)), 1);
+  ASSERT_EQ(target_.Broadcast(StringUpdate(kOperStatus, "DOWN", kT0 + 10)), 1);
+  ASSERT_EQ(target_.Broadcast(StringUpdate(kOperStatus, "DOWN", kT0 + 20)), 1);
+  ASSERT_EQ(target_.Broadcast(StringUpdate(kOperStatus, "UP", kT0 + 30)), 1);
+  CollectUpdates(4);
+  const auto points = log_.Of("fabric_switch_interface_oper_up", {{"interface", "Ethernet7"}});
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_EQ(points[0].gauge, 1);
+  EXPECT_EQ(points[1].gauge, 0);
+  EXPECT_EQ(points[2].gauge, 0);
+  EXPECT_EQ(points[3].gauge, 1);
+  // One event per change (not for the first sight, not for a repeated DOWN).
+  ASSERT_EQ(log_.events.size(), 2u);
+  EXPECT_EQ(log_.events[0].kind, "switch.oper_status");
+  EXPECT_EQ(log_.events[0].time_unix_nano, kT0 + 10);
+  EXPECT_EQ(log_.events[1].time_unix_nano, kT0 + 30);
+  EXPECT_EQ(log_.events[0].labels,
+            (Labels{{"interface", "Ethernet7"}, {"switch", "leaf-r0"}}));
+  bool saw_down = false;
+  for (const auto& [k, v] : log_.events[0].attributes) saw_down |= (k == "value" && v == "DOWN");
+  EXPECT_TRUE(saw_down);
+}
+
+TEST_F(SwitchCollectorTest, ADeleteDropsPendingPointsAndSendsNoZero) {
+  ASSERT_EQ(target_.Broadcast(UintUpdate(kInOctets, 42, kT0)), 1);
+  ::gnmi::SubscribeResponse del;
+  del.mutable_update()->set_timestamp(kT0 + 1);
+  *del.mutable_update()->add_delete_() = *ParseGnmiPath(kInOctets);
+  ASSERT_EQ(target_.Broadcast(del), 1);
+  ASSERT_TRUE(CollectUntil(*collector_, log_, [&] {
+    return collector_->target_stats(0).deletes >= 1;
+  }));
+  ASSERT_TRUE(collector_->Collect(log_).ok());
+  for (const auto& p : log_.Of("fabric_switch_interface_receive_bytes_total")) {
+    EXPECT_NE(p.counter, 0u);
+    EXPECT_NE(p.time_unix_nano, kT0 + 1);
+  }
+  // The leaf comes back later as an ordinary point.
+  ASSERT_EQ(target_.Broadcast(UintUpdate(kInOctets, 43, kT0 + 2)), 1);
+  ASSERT_TRUE(CollectUntil(*collector_, log_, [&] {
+    return !log_.Of("fabric_switch_interface_receive_bytes_total").empty();
+  }));
+  EXPECT_EQ(log_.Of("fabric_switch_interface_receive_bytes_total").back().counter, 43u);
+}
+
+}  // namespace
+}  // namespace railwatch::testing

@@ -1,0 +1,153 @@
+// TLS and mutual TLS toward a target, with certificates made by the `openssl` CLI for each
+// run; a target whose certificate does not chain to the configured CA is refused.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "fake_gnmi_target.h"
+#include "gnmi/client.h"
+#include "gnmi/targets.h"
+#include "gnmi_test_util.h"
+#include "gtest/gtest.h"
+
+namespace railwatch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A CA, a server certificate for leaf-1.example (and 127.0.0.1) and a client certificate,
+// all signed by it, plus a second, unrelated CA.
+class TlsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new fs::path(fs::temp_directory_path() /
+                        ("railwatch_gnmi_tls_" + std::to_string(getpid())));
+    fs::create_directories(*dir_);
+    const std::string d = dir_->string();
+    const std::string key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+    std::ofstream(*dir_ / "server.ext")
+        << "subjectAltName=DNS:leaf-1.example,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n";
+    std::ofstream(*dir_ / "client.ext") << "extendedKeyUsage=clientAuth\n";
+    const std::string script =
+        "set -e; cd '" + d + "'; " +
+        "openssl req -x509 " + key + " -keyout ca.key -out ca.pem -days 2 -subj '/CN=rw test CA'; " +
+        "openssl req -x509 " + key + " -keyout other.key -out other-ca.pem -days 2 -subj '/CN=other CA'; " +
+        "openssl req " + key + " -keyout server.key -out server.csr -subj '/CN=leaf-1.example'; " +
+        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
+        "-extfile server.ext -out server.pem; " +
+        "openssl req " + key + " -keyout client.key -out client.csr -subj '/CN=railwatch-agent'; " +
+        "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
+        "-extfile client.ext -out client.pem";
+    const std::string cmd = "sh -c \"" + script + "\" >'" + d + "/openssl.log' 2>&1";
+    ok_ = std::system(cmd.c_str()) == 0;
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*dir_);
+    delete dir_;
+  }
+
+  void SetUp() override { ASSERT_TRUE(ok_) << Slurp(*dir_ / "openssl.log"); }
+
+  static std::string Pem(const char* name) { return Slurp(*dir_ / name); }
+
+  FakeGnmiTarget::Options ServerOptions(bool require_client_cert) {
+    FakeGnmiTarget::Options o;
+    o.server_cert_pem = Pem("server.pem");
+    o.server_key_pem = Pem("server.key");
+    if (require_client_cert) o.client_ca_pem = Pem("ca.pem");
+    return o;
+  }
+
+  GnmiTargetConfig Client(const FakeGnmiTarget& fake, const char* ca, bool with_cert) {
+    GnmiTargetConfig t = TestTarget("leaf-1", fake.address());
+    GnmiTlsConfig tls;
+    tls.ca_pem = Pem(ca);
+    tls.server_name = "leaf-1.example";
+    if (with_cert) {
+      tls.cert_pem = Pem("client.pem");
+      tls.key_pem = Pem("client.key");
+    }
+    t.tls = tls;
+    return t;
+  }
+
+  static fs::path* dir_;
+  static bool ok_;
+};
+
+fs::path* TlsTest::dir_ = nullptr;
+bool TlsTest::ok_ = false;
+
+TEST_F(TlsTest, StreamsOverTls) {
+  FakeGnmiTarget fake(ServerOptions(false));
+  ASSERT_TRUE(fake.Start().ok());
+  GnmiSwitchCollector::Options options;
+  options.targets = {Client(fake, "ca.pem", false)};
+  options.channel = FastChannel();
+  auto collector = GnmiSwitchCollector::Create(std::move(options), ShippedProfiles());
+  ASSERT_TRUE(collector.ok()) << collector.status();
+  (*collector)->Start();
+  ASSERT_TRUE(fake.WaitForStreams(1, absl::Seconds(30)));
+  ASSERT_EQ(fake.Broadcast(UintUpdate(
+                "/interfaces/interface[name=Ethernet9]/state/counters/out-octets", 77, 1)),
+            1);
+  PointLog log;
+  ASSERT_TRUE(CollectUntil(**collector, log, [&] {
+    return !log.Of("fabric_switch_interface_transmit_bytes_total").empty();
+  }));
+  EXPECT_EQ(log.Of("fabric_switch_interface_transmit_bytes_total")[0].counter, 77u);
+}
+
+TEST_F(TlsTest, MutualTlsAcceptsTheClientCertificateAndRefusesNone) {
+  FakeGnmiTarget fake(ServerOptions(true));
+  ASSERT_TRUE(fake.Start().ok());
+  auto with_cert = GnmiCapabilities(Client(fake, "ca.pem", true), absl::Seconds(20));
+  EXPECT_TRUE(with_cert.ok()) << with_cert.status();
+  auto without_cert = GnmiCapabilities(Client(fake, "ca.pem", false), absl::Seconds(5));
+  EXPECT_FALSE(without_cert.ok());
+}
+
+TEST_F(TlsTest, ATargetSignedByAnotherCaIsRefused) {
+  FakeGnmiTarget fake(ServerOptions(false));
+  ASSERT_TRUE(fake.Start().ok());
+  auto caps = GnmiCapabilities(Client(fake, "other-ca.pem", false), absl::Seconds(5));
+  ASSERT_FALSE(caps.ok());
+  EXPECT_EQ(caps.status().code(), absl::StatusCode::kUnavailable) << caps.status();
+
+  // The streaming client keeps trying (and counting) but never gets a stream.
+  GnmiSwitchCollector::Options options;
+  options.targets = {Client(fake, "other-ca.pem", false)};
+  options.channel = FastChannel();
+  auto collector = GnmiSwitchCollector::Create(std::move(options), ShippedProfiles());
+  ASSERT_TRUE(collector.ok());
+  (*collector)->Start();
+  PointLog log;
+  ASSERT_TRUE(CollectUntil(**collector, log, [&] {
+    return (*collector)->target_stats(0).client.errors >= 2;
+  }));
+  EXPECT_EQ(fake.stream_count(), 0);
+  EXPECT_FALSE((*collector)->target_stats(0).client.connected);
+}
+
+TEST_F(TlsTest, TargetsFileReadsTheCertificates) {
+  std::ofstream(*dir_ / "targets.yaml") << "defaults:\n  tls: {ca: ca.pem, cert: client.pem, "
+                                           "key: client.key, server_name: leaf-1.example}\n"
+                                           "targets:\n  - {name: leaf-1, address: 127.0.0.1:1}\n";
+  auto targets = LoadGnmiTargetsFile((*dir_ / "targets.yaml").string());
+  ASSERT_TRUE(targets.ok()) << targets.status();
+  ASSERT_TRUE((*targets)[0].tls.has_value());
+  EXPECT_EQ((*targets)[0].tls->cert_pem, Pem("client.pem"));
+  EXPECT_EQ((*targets)[0].tls->key_pem, Pem("client.key"));
+  EXPECT_EQ((*targets)[0].tls->ca_pem, Pem("ca.pem"));
+}
+
+}  // namespace
+}  // namespace railwatch::testing
