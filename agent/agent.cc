@@ -13,7 +13,10 @@ Agent::Agent(Options options, std::vector<std::unique_ptr<Collector>> collectors
     : options_(std::move(options)),
       collectors_(std::move(collectors)),
       clock_(clock),
-      registry_({{"host", options_.hostname}}),
+      // A switch agent's series describe the switches (switch=<target>), not the machine the
+      // agent runs on: no common host label; its own series say agent=<id> instead.
+      registry_(options_.role == v1::AGENT_ROLE_SWITCH ? Labels{}
+                                                       : Labels{{"host", options_.hostname}}),
       builder_(registry_) {
   if (options_.agent_id.empty()) options_.agent_id = options_.hostname;
   v1::Hello& hello = options_.sender.hello;
@@ -25,6 +28,7 @@ Agent::Agent(Options options, std::vector<std::unique_ptr<Collector>> collectors
   for (const auto& c : collectors_) {
     hello.add_collectors(std::string(c->name()));
     Labels labels = {{"collector", std::string(c->name())}};
+    if (options_.role == v1::AGENT_ROLE_SWITCH) labels.push_back({"agent", options_.agent_id});
     collector_series_.push_back(
         {registry_.Define("railwatch_collector_duration_seconds", MetricKind::kGauge, labels, 0),
          registry_.Define("railwatch_collector_success", MetricKind::kGauge, labels, 0)});

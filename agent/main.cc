@@ -1,6 +1,8 @@
-// railwatch-agent: the host (and, later, switch) agent. Wiring only.
+// railwatch-agent: the host agent (--role=host) or the switch agent (--role=switch, gNMI).
+// Wiring only.
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -18,9 +20,18 @@
 #include "common/logging.h"
 #include "common/signals.h"
 #include "common/version.h"
+#include "gnmi/switch_collector.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:9740", "railwatchd gRPC address");
-ABSL_FLAG(std::string, role, "host", "host (switch is not available yet)");
+ABSL_FLAG(std::string, role, "host",
+          "host: this host's RDMA, ethtool, link and log signals; switch: gNMI telemetry of the "
+          "switches in --gnmi_targets");
+ABSL_FLAG(std::string, gnmi_targets, "",
+          "--role=switch: the targets file (YAML: defaults and targets with name, address, "
+          "profile, sample_interval, credentials, tls); see docs/SWITCH_AGENT.md");
+ABSL_FLAG(std::string, gnmi_profiles, RAILWATCH_GNMI_PROFILES_DIR,
+          "--role=switch: directory of gNMI path profiles (<name>.yaml); when the installed "
+          "directory does not exist, the source tree's profiles/gnmi");
 ABSL_FLAG(std::string, hostname, "", "host label for every series (default: this host's name)");
 ABSL_FLAG(std::string, agent_id, "", "agent identity (default: the hostname)");
 ABSL_FLAG(std::string, sysfs_root, "/sys",
@@ -53,7 +64,8 @@ ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn or error");
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "railwatch agent: collects fabric counters on this host and streams them to railwatchd.\n"
-      "Usage: railwatch-agent [--server=ADDR] [--sysfs_root=DIR] [--interval=1s]");
+      "Usage: railwatch-agent [--server=ADDR] [--sysfs_root=DIR] [--interval=1s]\n"
+      "       railwatch-agent --role=switch --gnmi_targets=FILE [--gnmi_profiles=DIR]");
   absl::FlagsUsageConfig usage;
   usage.version_string = [] { return std::string("railwatch-agent ") + railwatch::kVersion + "\n"; };
   absl::SetFlagsUsageConfig(usage);
@@ -70,9 +82,9 @@ int main(int argc, char** argv) {
     fprintf(stderr, "railwatch-agent: %s\n", std::string(s.message()).c_str());
     return 2;
   }
-  if (absl::GetFlag(FLAGS_role) != "host") {
-    spdlog::critical("--role={} is not supported yet; use --role=host",
-                     absl::GetFlag(FLAGS_role));
+  const std::string role = absl::GetFlag(FLAGS_role);
+  if (role != "host" && role != "switch") {
+    spdlog::critical("--role={}: expected host or switch", role);
     return 2;
   }
   if (absl::GetFlag(FLAGS_interval) <= absl::ZeroDuration()) {
@@ -96,30 +108,57 @@ int main(int argc, char** argv) {
   options.sender.backoff.max = absl::GetFlag(FLAGS_backoff_max);
 
   std::vector<std::unique_ptr<railwatch::Collector>> collectors;
-  collectors.push_back(std::make_unique<railwatch::RdmaSysfsCollector>(
-      railwatch::RdmaSysfsCollector::Options{absl::GetFlag(FLAGS_sysfs_root),
-                                             absl::GetFlag(FLAGS_rescan_interval)},
-      railwatch::RealClock::Get()));
-  if (absl::Status s = railwatch::AddNetdevCollectors(
-          {absl::GetFlag(FLAGS_sysfs_root), absl::GetFlag(FLAGS_netdevs),
-           absl::GetFlag(FLAGS_ethtool), absl::GetFlag(FLAGS_link_events),
-           absl::GetFlag(FLAGS_rescan_interval)},
-          railwatch::RealClock::Get(), collectors);
-      !s.ok()) {
-    spdlog::critical("--netdevs: {}", s.message());
-    return 2;
-  }
-  if (const std::string log_paths = absl::GetFlag(FLAGS_log_paths); !log_paths.empty()) {
-    railwatch::LogCollector::Options log_options;
-    for (absl::string_view p : absl::StrSplit(log_paths, ',', absl::SkipWhitespace())) {
-      p = absl::StripAsciiWhitespace(p);
-      log_options.tailer.patterns.emplace_back(p.data(), p.size());
+  if (role == "switch") {
+    options.role = railwatch::v1::AGENT_ROLE_SWITCH;
+    if (options.agent_id.empty()) options.agent_id = options.hostname;
+    if (absl::GetFlag(FLAGS_gnmi_targets).empty()) {
+      spdlog::critical("--role=switch needs --gnmi_targets=FILE");
+      return 2;
     }
-    log_options.tailer.state_dir = absl::GetFlag(FLAGS_log_state_dir);
-    collectors.push_back(std::make_unique<railwatch::LogCollector>(std::move(log_options),
-                                                                   railwatch::RealClock::Get()));
+    std::string profiles = absl::GetFlag(FLAGS_gnmi_profiles);
+    if (!std::filesystem::is_directory(profiles) &&
+        std::filesystem::is_directory(RAILWATCH_SOURCE_GNMI_PROFILES_DIR)) {
+      profiles = RAILWATCH_SOURCE_GNMI_PROFILES_DIR;
+    }
+    railwatch::GnmiSwitchCollector::Options gnmi;
+    gnmi.self_labels = {{"agent", options.agent_id}};
+    gnmi.channel.backoff.initial = absl::GetFlag(FLAGS_backoff_initial);
+    gnmi.channel.backoff.max = absl::GetFlag(FLAGS_backoff_max);
+    auto collector = railwatch::GnmiSwitchCollector::FromFiles(absl::GetFlag(FLAGS_gnmi_targets),
+                                                               profiles, std::move(gnmi));
+    if (!collector.ok()) {
+      // One problem per line, each with file:line:column.
+      spdlog::critical("switch agent: {}", collector.status().message());
+      return 2;
+    }
+    // Unreachable targets are not fatal: they are retried and their health series say so.
+    (*collector)->Start();
+    collectors.push_back(*std::move(collector));
+  } else {
+    collectors.push_back(std::make_unique<railwatch::RdmaSysfsCollector>(
+        railwatch::RdmaSysfsCollector::Options{absl::GetFlag(FLAGS_sysfs_root),
+                                               absl::GetFlag(FLAGS_rescan_interval)},
+        railwatch::RealClock::Get()));
+    if (absl::Status s = railwatch::AddNetdevCollectors(
+            {absl::GetFlag(FLAGS_sysfs_root), absl::GetFlag(FLAGS_netdevs),
+             absl::GetFlag(FLAGS_ethtool), absl::GetFlag(FLAGS_link_events),
+             absl::GetFlag(FLAGS_rescan_interval)},
+            railwatch::RealClock::Get(), collectors);
+        !s.ok()) {
+      spdlog::critical("--netdevs: {}", s.message());
+      return 2;
+    }
+    if (const std::string log_paths = absl::GetFlag(FLAGS_log_paths); !log_paths.empty()) {
+      railwatch::LogCollector::Options log_options;
+      for (absl::string_view p : absl::StrSplit(log_paths, ',', absl::SkipWhitespace())) {
+        p = absl::StripAsciiWhitespace(p);
+        log_options.tailer.patterns.emplace_back(p.data(), p.size());
+      }
+      log_options.tailer.state_dir = absl::GetFlag(FLAGS_log_state_dir);
+      collectors.push_back(std::make_unique<railwatch::LogCollector>(std::move(log_options),
+                                                                     railwatch::RealClock::Get()));
+    }
   }
-
 
   railwatch::Agent agent(std::move(options), std::move(collectors));
   agent.Run(stop);

@@ -253,6 +253,8 @@ void GnmiClient::OnResponse(const ::gnmi::SubscribeResponse& response) {
     absl::MutexLock lock(&mu_);
     // The target answers: the next failure starts from the initial delay again.
     backoff_.Reset();
+    failed_attempts_ = 0;
+    spdlog::info("gnmi target {} ({}): subscribed", target_.name, target_.address);
     if (ever_connected_) ++reconnects_;
     ever_connected_ = true;
   }
@@ -260,7 +262,7 @@ void GnmiClient::OnResponse(const ::gnmi::SubscribeResponse& response) {
 }
 
 void GnmiClient::OnCallDone(const grpc::Status& status) {
-  got_response_on_stream_.store(false, std::memory_order_relaxed);
+  const bool was_connected = got_response_on_stream_.exchange(false, std::memory_order_relaxed);
   absl::MutexLock lock(&mu_);
   if (stopping_) {
     busy_ = false;
@@ -272,8 +274,15 @@ void GnmiClient::OnCallDone(const grpc::Status& status) {
                             : absl::StrCat(absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code())), ": ",
                                            status.error_message());
   const absl::Duration delay = backoff_.Next();
-  spdlog::debug("gnmi target {} ({}): {}; resubscribing in {}ms", target_.name,
-                target_.address, last_error_, absl::ToInt64Milliseconds(delay));
+  // A lost stream is worth a line; an unreachable target says so on attempts 1, 2, 4, 8 ...
+  // so that a switch that is down for a day does not flood the log.
+  ++failed_attempts_;
+  if (was_connected || (failed_attempts_ & (failed_attempts_ - 1)) == 0) {
+    spdlog::warn("gnmi target {} ({}): {}; resubscribing in {}ms (attempt {})", target_.name,
+                 target_.address, last_error_, absl::ToInt64Milliseconds(delay),
+                 failed_attempts_);
+  }
+  if (was_connected) failed_attempts_ = 0;
   timer_ = scheduler_.After(delay, [this] { StartAttempt(); });
 }
 

@@ -133,6 +133,7 @@ class GnmiClient {
   uint64_t timer_ ABSL_GUARDED_BY(mu_) = 0;
   bool ever_connected_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t errors_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t failed_attempts_ ABSL_GUARDED_BY(mu_) = 0;  // since the last stream with data
   uint64_t reconnects_ ABSL_GUARDED_BY(mu_) = 0;
   std::string last_error_ ABSL_GUARDED_BY(mu_);
 };

@@ -3,11 +3,21 @@
 #include <algorithm>
 #include <functional>
 
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 
 namespace railwatch {
 namespace {
+
+// An info series whose labels come from attribute leaves (LLDP neighbour name and port):
+// one series per (metric, captured labels), redefined when an attribute changes.
+struct InfoSeries {
+  Labels base;
+  Labels attributes;
+  bool defined = false;
+  uint32_t series_id = 0;
+};
 
 // One distinct leaf path of one target, and what it maps to.
 struct PathEntry {
@@ -21,6 +31,7 @@ struct PathEntry {
   uint32_t series_id = 0;
   bool has_last = false;
   double last = 0;
+  InfoSeries* info = nullptr;  // attribute leaves only
 };
 
 struct PendingPoint {
@@ -150,7 +161,7 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
       }
       p.counter = *u;
     }
-    if (rule != nullptr && !rule->event_kind.empty()) {
+    if (rule != nullptr && (!rule->event_kind.empty() || !rule->value_label.empty())) {
       if (buf.texts_used == buf.texts.size()) buf.texts.emplace_back();
       buf.texts[buf.texts_used] = ScalarText(leaf.value);
       p.text = static_cast<int32_t>(buf.texts_used++);
@@ -167,6 +178,10 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
     }
     for (const PendingPoint& p : draining_.points) {
       PathEntry& e = *p.entry;
+      if (e.series.rule != nullptr && !e.series.rule->value_label.empty()) {
+        EmitAttribute(emitter, e, p);
+        continue;
+      }
       if (p.deleted) {
         e.has_last = false;
         continue;
@@ -196,6 +211,36 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
       e.last = p.gauge;
     }
     draining_.Clear();
+  }
+
+  // An attribute leaf sets (or, deleted, removes) one label of its info series, whose value
+  // is 1; a changed label set is a new series, and the old one goes stale.
+  void EmitAttribute(Emitter& emitter, PathEntry& e, const PendingPoint& p) {
+    if (e.info == nullptr) {
+      InfoSeries& info = infos_[FormatSeries(e.series.metric->name, e.series.labels)];
+      info.base = e.series.labels;
+      e.info = &info;
+    }
+    InfoSeries& info = *e.info;
+    const std::string& label = e.series.rule->value_label;
+    const std::string value = p.deleted || p.text < 0 ? "" : draining_.texts[p.text];
+    auto it = std::find_if(info.attributes.begin(), info.attributes.end(),
+                           [&](const Label& l) { return l.name == label; });
+    const std::string old = it == info.attributes.end() ? "" : it->value;
+    if (value != old) {
+      if (it != info.attributes.end()) info.attributes.erase(it);
+      if (!value.empty()) info.attributes.push_back({label, value});
+      info.defined = false;
+    }
+    if (info.attributes.empty()) return;
+    if (!info.defined) {
+      Labels labels = info.base;
+      labels.insert(labels.end(), info.attributes.begin(), info.attributes.end());
+      info.series_id = emitter.DefineSeries(e.series.metric->name, MetricKind::kGauge,
+                                            std::move(labels));
+      info.defined = true;
+    }
+    emitter.Gauge(info.series_id, 1, p.time_unix_nano);
   }
 
   TargetStats Stats() const {
@@ -258,6 +303,8 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
   bool synced_ ABSL_GUARDED_BY(mu_) = false;
 
   PendingBuffer draining_;  // poll thread only
+  // Poll thread only; node map: entries point into it.
+  absl::node_hash_map<std::string, InfoSeries> infos_;
   // Last: destroyed first, so that no callback reaches a half-destroyed target.
   std::unique_ptr<GnmiClient> client_;
 };
@@ -282,6 +329,20 @@ absl::StatusOr<std::unique_ptr<GnmiSwitchCollector>> GnmiSwitchCollector::Create
   }
   return std::unique_ptr<GnmiSwitchCollector>(
       new GnmiSwitchCollector(std::move(options), std::move(profiles)));
+}
+
+absl::StatusOr<std::unique_ptr<GnmiSwitchCollector>> GnmiSwitchCollector::FromFiles(
+    const std::string& targets_file, const std::string& profiles_dir, Options options) {
+  absl::StatusOr<std::vector<GnmiTargetConfig>> targets = LoadGnmiTargetsFile(targets_file);
+  if (!targets.ok()) return targets.status();
+  absl::StatusOr<std::vector<GnmiProfile>> profiles = LoadGnmiProfiles(profiles_dir);
+  if (!profiles.ok()) {
+    return absl::Status(profiles.status().code(),
+                        absl::StrCat("gNMI profiles in ", profiles_dir, ": ",
+                                     profiles.status().message()));
+  }
+  options.targets = *std::move(targets);
+  return Create(std::move(options), *std::move(profiles));
 }
 
 GnmiSwitchCollector::GnmiSwitchCollector(Options options, std::vector<GnmiProfile> profiles)
@@ -340,11 +401,9 @@ absl::Status GnmiSwitchCollector::Collect(Emitter& emitter) {
     health_defined_ = true;
   }
   const int64_t now = absl::ToUnixNanos(absl::Now());
-  size_t connected = 0;
   for (auto& t : targets_) {
     t->Drain(emitter);
     const TargetStats s = t->Stats();
-    connected += s.client.connected;
     emitter.Gauge(t->health.connected, s.client.connected ? 1 : 0, now);
     if (s.client.last_response_unix_nano > 0) {
       emitter.Gauge(t->health.last_update, static_cast<double>(s.client.last_response_unix_nano) / 1e9,
@@ -356,12 +415,8 @@ absl::Status GnmiSwitchCollector::Collect(Emitter& emitter) {
     emitter.Counter(t->health.unmapped, s.unmapped, now);
     emitter.Counter(t->health.dropped, s.dropped, now);
   }
-  // Unreachable targets are retried and reported by their health series; the collector
-  // itself only fails when it has targets and none of them answers.
-  if (scheduler_ && !targets_.empty() && connected == 0) {
-    return absl::UnavailableError(absl::StrCat("none of ", targets_.size(),
-                                               " gNMI targets is connected"));
-  }
+  // A target that is down is retried and reported by its own health series (and the client's
+  // log): it is not a failure of the collector, which goes on for the other targets.
   return absl::OkStatus();
 }
 

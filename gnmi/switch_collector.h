@@ -58,6 +58,10 @@ class GnmiSwitchCollector final : public Collector {
   // file:line).
   static absl::StatusOr<std::unique_ptr<GnmiSwitchCollector>> Create(
       Options options, std::vector<GnmiProfile> profiles);
+  // Loads the targets file and the profiles directory (the switch agent's start-up). The
+  // targets in `options` are replaced by the file's. Errors carry file:line.
+  static absl::StatusOr<std::unique_ptr<GnmiSwitchCollector>> FromFiles(
+      const std::string& targets_file, const std::string& profiles_dir, Options options);
   ~GnmiSwitchCollector() override;
 
   // Starts subscribing to every target (a target that cannot be reached is retried).

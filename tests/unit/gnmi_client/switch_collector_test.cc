@@ -157,5 +157,28 @@ TEST_F(SwitchCollectorTest, ADeleteDropsPendingPointsAndSendsNoZero) {
   EXPECT_EQ(log_.Of("fabric_switch_interface_receive_bytes_total").back().counter, 43u);
 }
 
+TEST_F(SwitchCollectorTest, LldpAttributesBecomeLabelsOfOneInfoSeries) {
+  const std::string neighbor = "/lldp/interfaces/interface[name=Ethernet1]/neighbors/neighbor[id=1]/state/";
+  ASSERT_EQ(target_.Broadcast(StringUpdate(neighbor + "system-name", "spine-1", kT0)), 1);
+  ASSERT_EQ(target_.Broadcast(StringUpdate(neighbor + "port-id", "Ethernet49", kT0)), 1);
+  CollectUpdates(2);
+  const Labels full = {{"interface", "Ethernet1"},
+                       {"neighbor_port", "Ethernet49"},
+                       {"neighbor_system", "spine-1"},
+                       {"switch", "leaf-r0"}};
+  const auto points = log_.Of("fabric_lldp_neighbor_info", full);
+  ASSERT_FALSE(points.empty());
+  EXPECT_EQ(points.back().gauge, 1);
+  EXPECT_EQ(log_.definitions[points.back().id].labels, full);
+  // The neighbour changes: a new series, the old one is no longer emitted.
+  ASSERT_EQ(target_.Broadcast(StringUpdate(neighbor + "system-name", "spine-2", kT0 + 5)), 1);
+  CollectUpdates(3);
+  const size_t before = log_.Of("fabric_lldp_neighbor_info", full).size();
+  const auto moved = log_.Of("fabric_lldp_neighbor_info", {{"neighbor_system", "spine-2"}});
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_EQ(moved[0].time_unix_nano, kT0 + 5);
+  EXPECT_EQ(log_.Of("fabric_lldp_neighbor_info", full).size(), before);
+}
+
 }  // namespace
 }  // namespace railwatch::testing
