@@ -349,6 +349,88 @@ const std::vector<MetricSpec>& Table() {
        {},
        {"carrier_down_count"}},
       // ---- end of ethtool / netdev block -----------------------------------------------------
+      // ---- switch (gNMI) block --------------------------------------------------------------
+      // Read by the switch agent through the path profiles of profiles/gnmi/*.yaml
+      // (gnmi/profile.h; docs/GNMI.md has the leaf of each dialect). Labels: switch (added by
+      // the collector), interface, and queue where the leaf is per egress queue. Per-priority
+      // and link-level pause counters of switches reuse fabric_pfc_pause_frames_total and
+      // fabric_link_pause_frames_total above, with `switch` in place of `host`.
+      {"fabric_switch_interface_receive_bytes_total", C, "bytes",
+       "Bytes received on the switch port, framing included (OpenConfig "
+       "state/counters/in-octets, SONiC SAI_PORT_STAT_IF_IN_OCTETS).",
+       {}},
+      {"fabric_switch_interface_transmit_bytes_total", C, "bytes",
+       "Bytes sent on the switch port, framing included (OpenConfig out-octets, SONiC "
+       "SAI_PORT_STAT_IF_OUT_OCTETS).",
+       {}},
+      {"fabric_switch_interface_receive_packets_total", C, "packets",
+       "Packets received on the switch port, all casts (OpenConfig in-pkts; SONiC has no single "
+       "counter for it and does not report this series).",
+       {}},
+      {"fabric_switch_interface_transmit_packets_total", C, "packets",
+       "Packets sent on the switch port, all casts (OpenConfig out-pkts; not reported by "
+       "SONiC).",
+       {}},
+      {"fabric_switch_interface_receive_errors_total", C, "packets",
+       "Received packets with errors that kept them from being delivered (OpenConfig in-errors, "
+       "SONiC SAI_PORT_STAT_IF_IN_ERRORS).",
+       {}},
+      {"fabric_switch_interface_transmit_errors_total", C, "packets",
+       "Packets not sent because of errors (OpenConfig out-errors, SONiC "
+       "SAI_PORT_STAT_IF_OUT_ERRORS).",
+       {}},
+      {"fabric_switch_interface_receive_discards_total", C, "packets",
+       "Received packets discarded without an error, mostly for lack of buffers (OpenConfig "
+       "in-discards, SONiC SAI_PORT_STAT_IF_IN_DISCARDS).",
+       {}},
+      {"fabric_switch_interface_transmit_discards_total", C, "packets",
+       "Outbound packets discarded without an error, mostly congestion (OpenConfig "
+       "out-discards, SONiC SAI_PORT_STAT_IF_OUT_DISCARDS).",
+       {}},
+      {"fabric_switch_interface_carrier_transitions_total", C, "events",
+       "Times the port's operational state changed (OpenConfig state/counters/"
+       "carrier-transitions, or ethernet/state/counters/carrier-transitions on older Cumulus).",
+       {}},
+      {"fabric_switch_interface_oper_up", G, "",
+       "1 while the switch port's operational state is UP, 0 in any other state (OpenConfig "
+       "state/oper-status, streamed on change; SONiC through its OC-YANG target).",
+       {}},
+      {"fabric_switch_queue_transmit_packets_total", C, "packets",
+       "Packets sent from one egress queue (OpenConfig qos output queue transmit-pkts, SONiC "
+       "SAI_QUEUE_STAT_PACKETS).",
+       {}},
+      {"fabric_switch_queue_transmit_bytes_total", C, "bytes",
+       "Bytes sent from one egress queue (OpenConfig transmit-octets, SONiC "
+       "SAI_QUEUE_STAT_BYTES).",
+       {}},
+      {"fabric_switch_queue_dropped_packets_total", C, "packets",
+       "Packets dropped by one egress queue (OpenConfig dropped-pkts, SONiC "
+       "SAI_QUEUE_STAT_DROPPED_PACKETS, Cumulus wred-dropped-pkts).",
+       {}},
+      {"fabric_switch_queue_ecn_marked_packets_total", C, "packets",
+       "Packets ECN-marked (CE) by one egress queue (OpenConfig ecn-marked-pkts, SONiC "
+       "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS). Semantics differ by vendor "
+       "(openconfig/public#1298): IOS XR counts marked packets, Arista also has "
+       "ecn-selected-pkts, Cumulus reads 0 while its ECN counter is disabled.",
+       {}},
+      {"fabric_switch_pfc_watchdog_storms_detected_total", C, "events",
+       "Times the switch's PFC watchdog found one egress queue stuck by a pause storm (SONiC "
+       "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED, Arista pfc watchdog tx-queue stuck-count).",
+       {}},
+      {"fabric_switch_pfc_watchdog_storms_restored_total", C, "events",
+       "Times the switch's PFC watchdog restored one queue after a storm (SONiC "
+       "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED, Arista recovery-count).",
+       {}},
+      {"fabric_switch_pfc_watchdog_stormed", G, "",
+       "1 while the switch's PFC watchdog holds one queue in the stormed state, 0 while it is "
+       "operational (SONiC PFC_WD_STATUS; no OpenConfig or Arista leaf gives it).",
+       {}},
+      {"fabric_lldp_neighbor_info", G, "",
+       "Always 1; one series per switch port with an LLDP neighbour, whose labels "
+       "neighbor_system and neighbor_port carry the neighbour's system name and port id "
+       "(openconfig-lldp neighbors/neighbor/state/{system-name,port-id}).",
+       {}},
+      // ---- end of switch (gNMI) block --------------------------------------------------------
   };
   return table;
 }

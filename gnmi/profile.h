@@ -35,6 +35,18 @@ struct GnmiValueRule {
   absl::flat_hash_map<std::string, double> values;
   // Non-empty: when the value changes, also an event of this kind ("switch.oper_status").
   std::string event_kind;
+  // Non-empty: an attribute leaf (LLDP neighbour system name, port id). Its string value is
+  // not a number but the value of this label of the (gauge) series, whose value is 1.
+  // Several mappings may name the same series with different value labels: the collector
+  // merges the attributes of one (series, captured labels) into one series, redefined when
+  // an attribute changes. See docs/GNMI.md, "Attribute leaves".
+  std::string value_label;
+
+  // The number a leaf's value stands for: `values` first for strings, then numbers and
+  // numeric strings ("527") times `scale`. For an attribute leaf, 1 when it carries a
+  // non-empty value. nullopt when the value means nothing here (an unknown enum string, a
+  // deleted leaf): the caller counts it and drops the point.
+  std::optional<double> Evaluate(const GnmiScalar& value) const;
 };
 
 // A leaf mapped to a canonical series. Labels are the captures of the path pattern plus the
@@ -58,9 +70,16 @@ class GnmiProfile {
   const std::string& description() const;
   ::gnmi::Encoding encoding() const;        // asked for in SubscriptionList.encoding
   const std::vector<GnmiSubscriptionSpec>& subscriptions() const;
+  // Problems that did not stop the load (unknown keys), one "file:line:column: warning[..]"
+  // line each; they are also logged.
+  const std::vector<std::string>& warnings() const;
+  // Every canonical series the profile's mappings name, in the order first named.
+  std::vector<const MetricSpec*> series() const;
 
-  // Maps a leaf; false when no mapping in the profile matches it (the leaf is ignored and
-  // counted by the caller). First matching mapping wins.
+  // Maps a leaf by its path (origin and value are not looked at); false when no mapping in
+  // the profile matches it (the leaf is ignored and counted by the caller). First matching
+  // mapping wins; the mappings of an included profile come after the profile's own.
+  // `out.rule` points into this profile and lives as long as it.
   bool Map(const GnmiLeaf& leaf, GnmiMappedSeries& out) const;
 
   GnmiProfile(GnmiProfile&&) noexcept;
