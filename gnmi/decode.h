@@ -60,13 +60,45 @@ class GnmiDecoder {
  public:
   // Visits every leaf of `n`: each update (scalars, leaf-lists as one leaf per element, JSON
   // blobs flattened), then each delete (value monostate, deleted = true).
+  //
+  // JSON blobs (json_val, json_ietf_val, and Value{JSON|JSON_IETF}) are flattened by these
+  // rules, which need no schema:
+  //  - an object member appends an elem named by the member, module prefix stripped;
+  //  - an object with one member named like the path's last elem is that elem's content
+  //    (SONiC's translib answers .../config with {"openconfig-interfaces:config": {...}});
+  //  - when the path's last elem has a `*` (SONiC COUNTERS/Ethernet*), top-level members whose
+  //    names match it as a glob take its place instead of being appended;
+  //  - an array of objects is a YANG list: each entry's scalar members named like list keys
+  //    (kGnmiListKeyNames: name, index, id, interface-id, ...) become the keys of the list's
+  //    elem; all scalar members are leaves as well (the key leaves too, as a target sends them);
+  //  - an array of scalars is a leaf-list: one leaf per element on the same path;
+  //  - null and {} hold no leaves.
+  // A module prefix is stripped only when both sides of the ':' are YANG identifiers (letter
+  // or '_' first), so SONiC's queue keys "Ethernet68:3" stay whole.
   void Decode(const ::gnmi::Notification& n, GnmiLeafVisitor& visitor);
   const GnmiDecodeStats& stats() const { return stats_; }
 
  private:
+  struct Walker;
+  size_t SetPath(const ::gnmi::Path& prefix, const ::gnmi::Path& path);
+  void DecodeTyped(const ::gnmi::TypedValue& v, size_t depth, GnmiLeafVisitor& visitor);
+  void DecodeJson(std::string_view blob, size_t depth, GnmiLeafVisitor& visitor);
+  // Resizes scratch_.elems, parking removed elems in spare_elems_ so that their strings keep
+  // their buffers for the next leaf.
+  void ResizeElems(size_t n);
+  void Emit(GnmiLeafVisitor& visitor);
+
   GnmiDecodeStats stats_;
   GnmiLeaf scratch_;
+  std::vector<GnmiPathElem> spare_elems_;
+  std::vector<std::pair<std::string, std::string>> spare_keys_;
 };
+
+// Names of list keys recognised in JSON list entries (see GnmiDecoder::Decode).
+extern const std::vector<std::string_view> kGnmiListKeyNames;
+
+// "openconfig-interfaces:interfaces" -> "interfaces"; "Ethernet68:3" stays as it is.
+std::string_view StripGnmiModulePrefix(std::string_view name);
 
 // "/interfaces/interface[name=Ethernet1]/state/counters/in-octets" (keys sorted, `]` and `\`
 // in key values escaped as the gNMI path conventions say).
