@@ -189,6 +189,20 @@ int Agents(const CliOptions& o, std::ostream& out, std::ostream& err) {
            absl::StrCat(a.points_received()), a.version(), a.peer()});
   }
   out << t.Render();
+  // Switch agents: one row per gNMI target.
+  bool any_targets = false;
+  Table targets({"AGENT", "TARGET", "STATE", "LAST UPDATE", "UPDATES", "ERRORS", "RECONNECTS",
+                 "UNMAPPED"});
+  for (const v1::AgentInfo& a : resp.agents()) {
+    for (const v1::TargetHealth& h : a.targets()) {
+      any_targets = true;
+      targets.Add({a.agent_id(), h.name(), h.connected() ? "connected" : "disconnected",
+                   h.last_update_unix_nano() > 0 ? Ago(h.last_update_unix_nano()) : "never",
+                   absl::StrCat(h.updates()), absl::StrCat(h.errors()),
+                   absl::StrCat(h.reconnects()), absl::StrCat(h.unmapped_leaves())});
+    }
+  }
+  if (any_targets) out << "\n" << targets.Render();
   return kExitOk;
 }
 

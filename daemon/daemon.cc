@@ -154,7 +154,7 @@ absl::Status Daemon::Start() {
   Engine* engine = d.engine.get();
   d.ingest = std::make_unique<IngestService>(IngestService::Deps{
       *d.store, d.agents, *d.metrics, clock_, [engine] { engine->Poke(); }});
-  d.query = std::make_unique<QueryService>(*d.engine, d.agents);
+  d.query = std::make_unique<QueryService>(*d.engine, d.agents, d.store.get());
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int grpc_port = 0;

@@ -2,14 +2,17 @@
 
 #include "daemon/agent_registry.h"
 #include "engine/engine.h"
+#include "store/series_store.h"
 #include "railwatch/v1/query.grpc.pb.h"
 
 namespace railwatch {
 
 class QueryService final : public v1::Query::CallbackService {
  public:
-  QueryService(const Engine& engine, const AgentRegistry& agents)
-      : engine_(engine), agents_(agents) {}
+  // `store`, when given, supplies the gNMI target health of switch agents in ListAgents.
+  QueryService(const Engine& engine, const AgentRegistry& agents,
+               const SeriesStore* store = nullptr)
+      : engine_(engine), agents_(agents), store_(store) {}
 
   grpc::ServerUnaryReactor* ListDiagnoses(grpc::CallbackServerContext* ctx,
                                           const v1::ListDiagnosesRequest* request,
@@ -24,6 +27,7 @@ class QueryService final : public v1::Query::CallbackService {
  private:
   const Engine& engine_;
   const AgentRegistry& agents_;
+  const SeriesStore* store_;
 };
 
 }  // namespace railwatch
