@@ -15,6 +15,7 @@
 #include "gnmi/path_pattern.h"
 #include "gnmi/text_formats.h"
 #include "gtest/gtest.h"
+#include "yaml-cpp/yaml.h"
 
 namespace railwatch {
 namespace {
@@ -221,6 +222,22 @@ TEST(GnmiProfileLoad, ADirectoryWithABrokenFileNamesItAndItsProblems) {
               HasSubstr(dir + "/bad.yaml:3:24: error[unknown-series]"));
   EXPECT_FALSE(LoadGnmiProfiles(dir + "/no-such-dir").ok());
   std::filesystem::remove_all(dir);
+}
+
+TEST(GnmiProfileLoad, DocsListEveryShippedSubscriptionAndMapping) {
+  absl::StatusOr<std::string> doc = ReadFile(std::string(RAILWATCH_SOURCE_DIR) + "/docs/GNMI.md");
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  for (const std::filesystem::directory_entry& e :
+       std::filesystem::directory_iterator(kProfilesDir)) {
+    const YAML::Node root = YAML::LoadFile(e.path().string());
+    for (const char* section : {"subscriptions", "mappings"}) {
+      for (const YAML::Node& item : root[section]) {
+        const std::string path = item["path"].Scalar();
+        EXPECT_THAT(*doc, HasSubstr(absl::StrCat("`", path, "`")))
+            << e.path().filename() << ": docs/GNMI.md does not list " << path;
+      }
+    }
+  }
 }
 
 // ---- patterns -------------------------------------------------------------------------
