@@ -12,7 +12,10 @@
 #include "absl/time/clock.h"
 #include "common/logging.h"
 #include "common/signals.h"
+#include "sim/gnmi_switch.h"
+#include "sim/switch_model.h"
 #include "sim/sysfs_fabric.h"
+#include "sim/topology_writer.h"
 
 ABSL_FLAG(std::string, root, "", "directory for the per-host sysfs trees (<root>/<host>/class/...)");
 ABSL_FLAG(int, hosts, 4, "simulated hosts");
@@ -26,6 +29,94 @@ ABSL_FLAG(std::string, ground_truth, "", "append one JSON line per injected faul
 ABSL_FLAG(uint64_t, seed, 1, "random seed (same seed, same traffic)");
 ABSL_FLAG(double, link_gbps, 400, "NIC speed");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn or error");
+
+// Simulated switches (docs/SIMULATOR.md). None of these given: no switches, no gNMI servers.
+ABSL_FLAG(bool, switches, false,
+          "simulate the switches too: one leaf per rail (leaf-r<k>), each serving gNMI");
+ABSL_FLAG(int, spines, 0, "spine switches (spine-<n>); every leaf has one uplink to each");
+ABSL_FLAG(std::vector<std::string>, switch_dialects, {},
+          "network OS per switch: sonic, arista-eos, openconfig, cumulus, assigned round-robin "
+          "(leaves, then spines); SWITCH=DIALECT names one switch's (implies --switches)");
+ABSL_FLAG(int, gnmi_port_base, 0, "switch i serves gNMI on 127.0.0.1:<base+i>; 0: free ports");
+ABSL_FLAG(std::string, gnmi_targets_out, "", "write the switch agent's targets file here");
+ABSL_FLAG(std::string, topology_out, "", "write the fabric's topology file (YAML) here");
+ABSL_FLAG(std::string, gnmi_username, "", "switches require this username (gRPC metadata)");
+ABSL_FLAG(std::string, gnmi_password, "", "switches require this password (gRPC metadata)");
+ABSL_FLAG(std::vector<std::string>, pfc_storm, {},
+          "PFC storms to inject, HOST/DEVICE@OFFSET: that NIC pauses its leaf port on priority 3");
+ABSL_FLAG(absl::Duration, pfc_storm_for, absl::Seconds(30), "how long a PFC storm lasts (0: forever)");
+ABSL_FLAG(std::vector<std::string>, lldp_miswire, {},
+          "switch ports whose LLDP neighbour is another host than the topology says, SWITCH/PORT");
+
+namespace {
+
+// Builds the switches when any switch flag asks for them, starts their gNMI servers and writes
+// the targets and topology files. Leaves both null when no switch flag is given.
+absl::Status StartSwitches(const railwatch::sim::SysfsFabric::Options& fabric, absl::Time start,
+                           std::unique_ptr<railwatch::sim::SwitchFabric>& switches,
+                           std::unique_ptr<railwatch::sim::GnmiSwitchFarm>& farm) {
+  namespace sim = railwatch::sim;
+  const bool serve = absl::GetFlag(FLAGS_switches) || !absl::GetFlag(FLAGS_switch_dialects).empty() ||
+                     absl::GetFlag(FLAGS_spines) > 0 || !absl::GetFlag(FLAGS_gnmi_targets_out).empty();
+  const std::string topology_out = absl::GetFlag(FLAGS_topology_out);
+  if (!serve && topology_out.empty()) {
+    if (!absl::GetFlag(FLAGS_pfc_storm).empty() || !absl::GetFlag(FLAGS_lldp_miswire).empty()) {
+      return absl::InvalidArgumentError("--pfc_storm and --lldp_miswire need --switches");
+    }
+    return absl::OkStatus();
+  }
+  sim::SwitchFabric::Options so;
+  so.hosts = fabric.hosts;
+  so.nics_per_host = fabric.nics_per_host;
+  so.spines = absl::GetFlag(FLAGS_spines);
+  so.dialects = absl::GetFlag(FLAGS_switch_dialects);
+  so.seed = fabric.seed;
+  so.ground_truth_file = fabric.ground_truth_file;
+  for (const std::string& spec : absl::GetFlag(FLAGS_pfc_storm)) {
+    absl::StatusOr<sim::PfcStorm> storm = sim::ParsePfcStorm(spec);
+    if (!storm.ok()) return storm.status();
+    storm->duration = absl::GetFlag(FLAGS_pfc_storm_for);
+    so.storms.push_back(*storm);
+  }
+  for (const std::string& spec : absl::GetFlag(FLAGS_lldp_miswire)) {
+    absl::StatusOr<sim::LldpMiswire> m = sim::ParseLldpMiswire(spec);
+    if (!m.ok()) return m.status();
+    so.miswires.push_back(*m);
+  }
+  absl::StatusOr<std::unique_ptr<sim::SwitchFabric>> built = sim::SwitchFabric::Create(so, start);
+  if (!built.ok()) return built.status();
+  switches = std::move(*built);
+  if (!topology_out.empty()) {
+    if (absl::Status s = sim::WriteTopologyFile(topology_out, switches->switches(), so.hosts,
+                                                so.nics_per_host);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (!serve) return absl::OkStatus();
+  sim::GnmiServeOptions go;
+  go.port_base = absl::GetFlag(FLAGS_gnmi_port_base);
+  go.username = absl::GetFlag(FLAGS_gnmi_username);
+  go.password = absl::GetFlag(FLAGS_gnmi_password);
+  absl::StatusOr<std::unique_ptr<sim::GnmiSwitchFarm>> started = sim::GnmiSwitchFarm::Start(switches.get(), go);
+  if (!started.ok()) return started.status();
+  farm = std::move(*started);
+  std::vector<std::string> addresses;
+  for (size_t i = 0; i < switches->switches().size(); ++i) {
+    const sim::SimSwitch& sw = switches->switches()[i];
+    addresses.push_back(farm->address(static_cast<int>(i)));
+    spdlog::info("switch {} ({}) serves gNMI on {}", sw.name, sim::DialectName(sw.dialect), addresses.back());
+  }
+  if (const std::string out = absl::GetFlag(FLAGS_gnmi_targets_out); !out.empty()) {
+    sim::TargetsFileOptions to;
+    to.username = go.username;
+    to.password = go.password;
+    if (absl::Status s = sim::WriteTargetsFile(out, switches->switches(), addresses, to); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -66,6 +157,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   spdlog::info("simulating {} hosts x {} NICs under {}", o.hosts, o.nics_per_host, o.root);
+
+  std::unique_ptr<railwatch::sim::SwitchFabric> switches;
+  std::unique_ptr<railwatch::sim::GnmiSwitchFarm> farm;
+  if (absl::Status s = StartSwitches(o, start, switches, farm); !s.ok()) {
+    spdlog::critical("{}", s.message());
+    return 2;
+  }
+  std::vector<railwatch::sim::NicTraffic> traffic;
   const absl::Duration tick = absl::GetFlag(FLAGS_tick);
   const absl::Duration duration = absl::GetFlag(FLAGS_duration);
   absl::Time next = start;
@@ -75,6 +174,15 @@ int main(int argc, char** argv) {
     if (absl::Status s = fabric.Tick(now); !s.ok()) {
       spdlog::critical("{}", s.message());
       return 1;
+    }
+    if (switches != nullptr) {
+      fabric.ReadTraffic(traffic);
+      if (absl::Status s = switches->Update(now, traffic); !s.ok()) {
+        spdlog::critical("{}", s.message());
+        return 1;
+      }
+      // ON_CHANGE updates (a flap's DOWN) leave now, before the next tick can undo them.
+      if (farm != nullptr) farm->Pump();
     }
     next += tick;
     if (next < now) next = now;

@@ -91,6 +91,10 @@ SysfsFabric::~SysfsFabric() = default;
 
 std::string SysfsFabric::HostName(int index) { return absl::StrFormat("gpu-node-%03d", index); }
 
+std::string SysfsFabric::NetdevName(int nic) {
+  return absl::StrFormat("enp%ds0np0", 0x18 + nic * 0x10);
+}
+
 std::string SysfsFabric::HostRoot(const std::string& host) const {
   return (fs::path(options_.root) / host).string();
 }
@@ -138,7 +142,7 @@ absl::Status CreatePciFunction(const fs::path& root, const fs::path& rdma_dev,
                                const fs::path& port_dir, int nic, int nics) {
   const int bus = 0x18 + nic * 0x10;
   const std::string address = absl::StrFormat("0000:%02x:00.0", bus);
-  const std::string netdev = absl::StrFormat("enp%ds0np0", bus);
+  const std::string netdev = SysfsFabric::NetdevName(nic);
   const fs::path function = root / "devices" / "pci0000:00" / address;
   const fs::path driver = root / "bus" / "pci" / "drivers" / "mlx5_core";
   std::error_code ec;
@@ -243,15 +247,41 @@ absl::Status SysfsFabric::Create(absl::Time start) {
   return absl::OkStatus();
 }
 
-absl::Status SysfsFabric::WriteGroundTruth(const LinkFlap& f, absl::Time at) {
-  if (options_.ground_truth_file.empty()) return absl::OkStatus();
-  std::ofstream out(options_.ground_truth_file, std::ios::app);
-  out << absl::StrFormat(
-      "{\"fault\": \"link_flap\", \"host\": \"%s\", \"device\": \"%s\", \"port\": \"%d\", "
-      "\"injected_at_unix_nano\": %d, \"down_for_ms\": %d}\n",
-      f.host, f.device, f.port, absl::ToUnixNanos(at), absl::ToInt64Milliseconds(f.down_for));
-  if (!out) return absl::UnavailableError("cannot append to " + options_.ground_truth_file);
+absl::Status AppendGroundTruth(const std::string& file, std::string_view json_line) {
+  if (file.empty()) return absl::OkStatus();
+  std::ofstream out(file, std::ios::app);
+  out << json_line << "\n";
+  if (!out) return absl::UnavailableError("cannot append to " + file);
   return absl::OkStatus();
+}
+
+absl::Status SysfsFabric::WriteGroundTruth(const LinkFlap& f, absl::Time at) {
+  return AppendGroundTruth(
+      options_.ground_truth_file,
+      absl::StrFormat("{\"fault\": \"link_flap\", \"host\": \"%s\", \"device\": \"%s\", "
+                      "\"port\": \"%d\", \"injected_at_unix_nano\": %d, \"down_for_ms\": %d}",
+                      f.host, f.device, f.port, absl::ToUnixNanos(at),
+                      absl::ToInt64Milliseconds(f.down_for)));
+}
+
+void SysfsFabric::ReadTraffic(std::vector<NicTraffic>& out) const {
+  out.resize(ports_.size());
+  for (size_t i = 0; i < ports_.size(); ++i) {
+    const Port& p = *ports_[i];
+    auto value = [&p](const char* name) {
+      auto it = p.counters.find(name);
+      return it == p.counters.end() ? uint64_t{0} : it->second.value;
+    };
+    NicTraffic& t = out[i];
+    t.host = static_cast<int>(i) / options_.nics_per_host + 1;
+    t.nic = static_cast<int>(i) % options_.nics_per_host;
+    // IB data counters count 4-byte words.
+    t.tx_bytes = value("counters/port_xmit_data") * 4;
+    t.rx_bytes = value("counters/port_rcv_data") * 4;
+    t.tx_packets = value("counters/port_xmit_packets");
+    t.rx_packets = value("counters/port_rcv_packets");
+    t.up = p.up;
+  }
 }
 
 absl::Status SysfsFabric::Tick(absl::Time now) {

@@ -40,6 +40,17 @@ struct LinkFlap {
 // Parses HOST/DEVICE/PORT@OFFSET, e.g. gpu-node-003/mlx5_5/1@8s.
 absl::StatusOr<LinkFlap> ParseLinkFlap(absl::string_view spec);
 
+// Appends one JSON line to the ground-truth file (nothing when `file` is empty).
+absl::Status AppendGroundTruth(const std::string& file, std::string_view json_line);
+
+// What one simulated NIC has sent and received so far, for the switch port it plugs into.
+struct NicTraffic {
+  int host = 0;  // 1-based, as in gpu-node-001
+  int nic = 0;   // 0-based, mlx5_<nic>
+  uint64_t tx_bytes = 0, rx_bytes = 0, tx_packets = 0, rx_packets = 0;
+  bool up = true;
+};
+
 // N simulated GPU hosts with 8 RDMA NICs each, written as sysfs trees under
 // <root>/<host>/class/infiniband/. Traffic follows a training job's rhythm (an AllReduce burst
 // every step, then compute), so the data counters move like a real job's; faults are injected
@@ -68,7 +79,12 @@ class SysfsFabric {
   absl::Status Tick(absl::Time now);
 
   static std::string HostName(int index);
+  // The netdev of NIC `nic` (as its PCI function and GID table name it), "enp24s0np0".
+  static std::string NetdevName(int nic);
   std::string HostRoot(const std::string& host) const;
+
+  // Every NIC's traffic so far, host-major (host 1 NICs 0..n-1, then host 2 ...). Reuses `out`.
+  void ReadTraffic(std::vector<NicTraffic>& out) const;
 
  private:
   struct Port;

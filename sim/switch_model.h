@@ -1,0 +1,138 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "sim/sysfs_fabric.h"
+
+namespace railwatch::sim {
+
+// The network OS a simulated switch pretends to run; its name is also the gNMI path profile's
+// (profiles/gnmi/<name>.yaml) and the `profile:` of the targets file.
+enum class Dialect { kOpenConfig, kSonic, kAristaEos, kCumulus };
+absl::StatusOr<Dialect> ParseDialect(absl::string_view name);
+std::string_view DialectName(Dialect d);
+
+inline constexpr int kPriorities = 8;
+inline constexpr int kQueues = 8;
+// RoCE traffic runs lossless on priority 3, mapped to queue 3.
+inline constexpr int kRocePriority = 3;
+// The lossless queues the PFC watchdog watches (as SONiC's default PFC-WD config does).
+inline constexpr std::array<int, 2> kWatchdogQueues = {3, 4};
+
+struct PortCounters {
+  uint64_t in_octets = 0, out_octets = 0, in_ucast_pkts = 0, out_ucast_pkts = 0;
+  uint64_t in_multicast_pkts = 0, out_multicast_pkts = 0, in_broadcast_pkts = 0,
+           out_broadcast_pkts = 0;
+  uint64_t in_discards = 0, out_discards = 0, in_errors = 0, out_errors = 0;
+  uint64_t carrier_transitions = 0;
+  std::array<uint64_t, kPriorities> in_pfc{}, out_pfc{};  // PFC frames received / sent
+  std::array<uint64_t, kQueues> queue_pkts{}, queue_octets{}, queue_dropped{}, queue_ecn_marked{};
+  // PFC watchdog per queue: storms detected (SONiC DEADLOCK_DETECTED, Arista stuck-count),
+  // restorations (DEADLOCK_RESTORED, recovery-count), and whether the queue is stormed now.
+  std::array<uint64_t, kQueues> wd_detected{}, wd_restored{};
+  std::array<bool, kQueues> wd_stormed{};
+};
+
+struct SwitchPort {
+  std::string name;  // as the dialect names it: Ethernet8 (SONiC), Ethernet3 (EOS), swp3
+  // The cabling plan: a host's NIC (peer = host, peer_port = netdev, peer_device = mlx5_k) or
+  // another switch (peer = switch, peer_port = its port).
+  std::string peer, peer_port, peer_device;
+  bool uplink = false;
+  // What LLDP reports on this port; differs from the plan on a miswired port.
+  std::string lldp_system_name, lldp_port_id, lldp_chassis_id;
+  // Mutable state, guarded by the fabric's lock.
+  bool up = true;
+  PortCounters c;
+};
+
+struct SimSwitch {
+  std::string name;  // leaf-r<rail>, spine-<n>
+  std::string role;  // leaf, spine
+  Dialect dialect = Dialect::kOpenConfig;
+  int rail = -1;
+  std::vector<SwitchPort> ports;
+};
+
+// --pfc_storm=HOST/DEVICE@OFFSET: the NIC sends pause frames on priority 3 without end.
+struct PfcStorm {
+  std::string host, device;
+  absl::Duration at;
+  absl::Duration duration = absl::Seconds(30);
+};
+absl::StatusOr<PfcStorm> ParsePfcStorm(absl::string_view spec);
+
+// --lldp_miswire=SWITCH/PORT: that port's LLDP neighbour is another host than the plan says.
+struct LldpMiswire {
+  std::string switch_name, port;
+};
+absl::StatusOr<LldpMiswire> ParseLldpMiswire(absl::string_view spec);
+
+// Port names per dialect for panel position `index` (0-based).
+std::string SwitchPortName(Dialect d, int index);
+
+// The switches of a rail-optimised fabric: one leaf per rail (NIC k of every host plugs into
+// leaf-r<k>, host i (1-based) on panel position i-1), optional spines (leaf uplink s, at panel
+// position hosts+s, goes to spine-<s> position <rail>). Switch counters follow the NICs'
+// traffic (SysfsFabric::ReadTraffic), flaps (oper-status, carrier transitions), benign PFC
+// pauses, and the injected PFC storms. Thread-safe: the simulator's tick updates it while the
+// gNMI servers read it.
+class SwitchFabric {
+ public:
+  struct Options {
+    int hosts = 4;
+    int nics_per_host = 8;
+    int spines = 0;
+    // Entries "dialect" are assigned round-robin (leaves, then spines); "switch=dialect" names
+    // one switch's. Empty: sonic, arista-eos, openconfig, cumulus round-robin.
+    std::vector<std::string> dialects;
+    std::vector<PfcStorm> storms;
+    std::vector<LldpMiswire> miswires;
+    uint64_t seed = 1;
+    std::string ground_truth_file;
+    // Benign pause frames per second per port on priority 3, and a storm's rates.
+    double benign_pause_rate = 2;
+    double storm_pause_rate = 20000;
+    double relay_pause_rate = 3000;
+  };
+
+  static absl::StatusOr<std::unique_ptr<SwitchFabric>> Create(Options options, absl::Time start);
+
+  // Moves the counters to `now`: NIC traffic mirrored on leaf ports, uplinks carry a share,
+  // faults applied. `nics` as SysfsFabric::ReadTraffic gives it.
+  absl::Status Update(absl::Time now, const std::vector<NicTraffic>& nics);
+
+  // The topology (names, dialects, ports and peers) never changes after Create and may be read
+  // without the lock; counters, `up` and the rest must be read through WithSwitch.
+  const std::vector<SimSwitch>& switches() const { return switches_; }
+  void WithSwitch(int index, const std::function<void(const SimSwitch&)>& fn) const;
+  // Where NIC `device` of `host` plugs in: switch index and port index, or -1s.
+  std::pair<int, int> LeafPortOf(std::string_view host, std::string_view device) const;
+
+ private:
+  SwitchFabric(Options options, absl::Time start);
+  absl::Status Build();
+  void ApplyStorms(absl::Time now, double dt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  Options options_;
+  absl::Time start_, last_;
+  mutable absl::Mutex mu_;
+  std::vector<SimSwitch> switches_;  // structure fixed; counters ABSL_GUARDED_BY(mu_)
+  std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
+  std::vector<int> storm_state_ ABSL_GUARDED_BY(mu_);  // 0 pending, 1 active, 2 over
+  std::vector<absl::Time> storm_next_detect_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace railwatch::sim

@@ -1,0 +1,100 @@
+#include "sim/topology_writer.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "common/text.h"
+#include "sim/sysfs_fabric.h"
+#include "yaml-cpp/yaml.h"
+
+namespace railwatch::sim {
+namespace {
+
+// Written to a temporary name and renamed, so that a reader never sees half a file.
+absl::Status WriteAtomically(const std::string& path, std::string_view content, mode_t mode) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << content;
+    if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", tmp));
+  }
+  if (::chmod(tmp.c_str(), mode) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::UnavailableError(absl::StrCat("cannot write ", path));
+  }
+  return absl::OkStatus();
+}
+
+std::string DurationText(absl::Duration d) {
+  if (d % absl::Seconds(1) == absl::ZeroDuration()) return absl::StrCat(d / absl::Seconds(1), "s");
+  return absl::StrCat(d / absl::Milliseconds(1), "ms");
+}
+
+}  // namespace
+
+absl::Status WriteTargetsFile(const std::string& path, const std::vector<SimSwitch>& switches,
+                              const std::vector<std::string>& addresses,
+                              const TargetsFileOptions& options) {
+  YAML::Emitter out;
+  out << YAML::BeginMap << YAML::Key << "defaults" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "sample_interval" << YAML::Value << DurationText(options.sample_interval);
+  if (!options.username.empty()) {
+    out << YAML::Key << "username" << YAML::Value << options.username;
+    if (!options.password.empty()) {
+      const std::string password_file = path + ".password";
+      if (absl::Status s = WriteAtomically(password_file, options.password + "\n", 0600); !s.ok()) {
+        return s;
+      }
+      out << YAML::Key << "password_file" << YAML::Value << password_file;
+    }
+  }
+  out << YAML::EndMap << YAML::Key << "targets" << YAML::Value << YAML::BeginSeq;
+  for (size_t i = 0; i < switches.size() && i < addresses.size(); ++i) {
+    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << switches[i].name
+        << YAML::Key << "address" << YAML::Value << addresses[i] << YAML::Key << "profile"
+        << YAML::Value << std::string(DialectName(switches[i].dialect)) << YAML::EndMap;
+  }
+  out << YAML::EndSeq << YAML::EndMap;
+  return WriteAtomically(path, absl::StrCat(out.c_str(), "\n"), 0644);
+}
+
+absl::Status WriteTopologyFile(const std::string& path, const std::vector<SimSwitch>& switches,
+                               int hosts, int nics_per_host) {
+  YAML::Emitter out;
+  out << YAML::BeginMap << YAML::Key << "switches" << YAML::Value << YAML::BeginSeq;
+  for (const SimSwitch& sw : switches) {
+    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << sw.name << YAML::Key << "role"
+        << YAML::Value << sw.role << YAML::Key << "dialect" << YAML::Value
+        << std::string(DialectName(sw.dialect));
+    bool any = false;
+    for (const SwitchPort& p : sw.ports) {
+      if (!p.uplink) continue;
+      if (!any) out << YAML::Key << "links" << YAML::Value << YAML::BeginSeq;
+      any = true;
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "port" << YAML::Value << p.name
+          << YAML::Key << "peer" << YAML::Value << p.peer << YAML::Key << "peer_port"
+          << YAML::Value << p.peer_port << YAML::EndMap;
+    }
+    if (any) out << YAML::EndSeq;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq << YAML::Key << "hosts" << YAML::Value << YAML::BeginSeq;
+  for (int h = 1; h <= hosts; ++h) {
+    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << SysfsFabric::HostName(h)
+        << YAML::Key << "nics" << YAML::Value << YAML::BeginSeq;
+    for (int k = 0; k < nics_per_host; ++k) {
+      // Leaf k holds host h's NIC k on panel position h-1 (SwitchFabric's plan).
+      const SwitchPort& p = switches[k].ports[h - 1];
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "device" << YAML::Value << p.peer_device
+          << YAML::Key << "netdev" << YAML::Value << p.peer_port << YAML::Key << "rail"
+          << YAML::Value << k << YAML::Key << "switch" << YAML::Value << switches[k].name
+          << YAML::Key << "port" << YAML::Value << p.name << YAML::EndMap;
+    }
+    out << YAML::EndSeq << YAML::EndMap;
+  }
+  out << YAML::EndSeq << YAML::EndMap;
+  return WriteAtomically(path, absl::StrCat(out.c_str(), "\n"), 0644);
+}
+
+}  // namespace railwatch::sim

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "sim/switch_model.h"
+
+namespace railwatch::sim {
+
+// The switch agent's targets file (docs/SIMULATOR.md, "Targets file") for the simulated
+// switches: one target per switch at its address, `profile:` its dialect. A password, when
+// given, goes to `<file>.password` (mode 0600) and the file names it as `password_file:`.
+struct TargetsFileOptions {
+  absl::Duration sample_interval = absl::Seconds(1);
+  std::string username, password;
+};
+absl::Status WriteTargetsFile(const std::string& path, const std::vector<SimSwitch>& switches,
+                              const std::vector<std::string>& addresses,
+                              const TargetsFileOptions& options);
+
+// The topology file (docs/TOPOLOGY.md) of the simulated fabric: every host's NICs with their
+// rail, leaf and port, and the switches with their leaf-to-spine links.
+absl::Status WriteTopologyFile(const std::string& path, const std::vector<SimSwitch>& switches,
+                               int hosts, int nics_per_host);
+
+}  // namespace railwatch::sim

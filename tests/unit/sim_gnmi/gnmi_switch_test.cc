@@ -1,0 +1,413 @@
+// The simulated switches' gNMI servers, through a raw gNMI stub.
+#include <fstream>
+#include <optional>
+
+#include "nlohmann/json.hpp"
+#include "unit/sim_gnmi/sim_gnmi_fixture.h"
+
+namespace railwatch::sim::testing {
+namespace {
+
+using Stream = grpc::ClientReaderWriter<::gnmi::SubscribeRequest, ::gnmi::SubscribeResponse>;
+
+// Notifications up to the next sync_response (which must come).
+std::vector<::gnmi::Notification> ReadUntilSync(Stream& s) {
+  std::vector<::gnmi::Notification> out;
+  ::gnmi::SubscribeResponse r;
+  while (s.Read(&r)) {
+    if (r.sync_response()) return out;
+    out.push_back(r.update());
+  }
+  ADD_FAILURE() << "stream ended before sync_response";
+  return out;
+}
+
+std::optional<uint64_t> SonicCounter(const ::gnmi::TypedValue& v, const std::string& field) {
+  nlohmann::json j = nlohmann::json::parse(v.json_ietf_val(), nullptr, false);
+  if (j.is_discarded() || !j.contains(field) || !j[field].is_string()) return std::nullopt;
+  return std::stoull(j[field].get<std::string>());
+}
+
+struct CounterPaths {
+  ::gnmi::Path subscribe;
+  // Reads (in-octets, PFC pauses received on priority 3) from one notification.
+  std::function<std::optional<std::pair<uint64_t, uint64_t>>(const ::gnmi::Notification&)> read;
+};
+
+// What each dialect is asked for: port 0's (host 1's) counters, as its network OS names them.
+CounterPaths PathsFor(Dialect d) {
+  if (d == Dialect::kSonic) {
+    return {P("/COUNTERS/Ethernet0", "COUNTERS_DB"), [](const ::gnmi::Notification& n)
+                -> std::optional<std::pair<uint64_t, uint64_t>> {
+              if (n.update_size() != 1) return std::nullopt;
+              auto octets = SonicCounter(n.update(0).val(), "SAI_PORT_STAT_IF_IN_OCTETS");
+              auto pfc = SonicCounter(n.update(0).val(), "SAI_PORT_STAT_PFC_3_RX_PKTS");
+              if (!octets || !pfc) return std::nullopt;
+              return std::pair(*octets, *pfc);
+            }};
+  }
+  const std::string port = d == Dialect::kCumulus ? "swp1" : "Ethernet1";
+  std::string pfc_leaf;
+  switch (d) {
+    case Dialect::kAristaEos:
+      pfc_leaf = "/interfaces/interface[name=" + port + "]/ethernet/pfc/priorities/priority[index=3]/state/in-frames";
+      break;
+    case Dialect::kCumulus:
+      pfc_leaf = "/qos/interfaces/interface[interface-id=" + port +
+                 "]/state/switch-priority[priority=3]/counters/in-pause-pkts";
+      break;
+    default:
+      pfc_leaf = "/interfaces/interface[name=" + port + "]/ethernet/state/counters/in-mac-pause-frames";
+  }
+  const std::string octets_leaf = "/interfaces/interface[name=" + port + "]/state/counters/in-octets";
+  // The whole interface subtree and the QoS tree: both leaves arrive in one notification.
+  return {P("/..."), [=](const ::gnmi::Notification& n) -> std::optional<std::pair<uint64_t, uint64_t>> {
+            auto leaves = Leaves(n);
+            if (!leaves.contains(octets_leaf) || !leaves.contains(pfc_leaf)) return std::nullopt;
+            return std::pair(leaves[octets_leaf].uint_val(), leaves[pfc_leaf].uint_val());
+          }};
+}
+
+TEST_F(SimGnmiTest, CapabilitiesNameVersionModelsAndEncodings) {
+  Start({"sonic", "arista-eos"});
+  for (int i : {0, 1}) {
+    ::gnmi::CapabilityResponse resp;
+    grpc::Status s = Stub(i)->Capabilities(Context().get(), {}, &resp);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(resp.gnmi_version(), "0.10.0");
+    std::set<std::string> models;
+    for (const auto& m : resp.supported_models()) models.insert(m.name());
+    EXPECT_TRUE(models.contains("openconfig-interfaces"));
+    EXPECT_EQ(models.contains("sonic-db"), i == 0);
+    EXPECT_EQ(models.contains("arista-intf-augments"), i == 1);
+    EXPECT_NE(std::find(resp.supported_encodings().begin(), resp.supported_encodings().end(),
+                        ::gnmi::JSON_IETF),
+              resp.supported_encodings().end());
+  }
+}
+
+TEST_F(SimGnmiTest, StreamSampleFollowsTrafficInEveryDialect) {
+  Start({"sonic", "arista-eos", "openconfig", "cumulus"});
+  for (int i = 0; i < 4; ++i) {
+    const Dialect d = fabric_->switches()[i].dialect;
+    SCOPED_TRACE(DialectName(d));
+    CounterPaths paths = PathsFor(d);
+    auto ctx = Context();
+    std::unique_ptr<Stream> stream = Stub(i)->Subscribe(ctx.get());
+    ASSERT_TRUE(stream->Write(StreamRequest({paths.subscribe}, ::gnmi::SAMPLE, absl::Milliseconds(100))));
+    std::vector<::gnmi::Notification> first = ReadUntilSync(*stream);
+    ASSERT_EQ(first.size(), 1u);
+    auto previous = paths.read(first[0]);
+    ASSERT_TRUE(previous.has_value());
+    EXPECT_EQ(previous->first, Nic(1, i).tx_bytes);  // the leaf port receives what the NIC sends
+    EXPECT_GT(first[0].timestamp(), absl::ToUnixNanos(absl::Now() - absl::Minutes(1)));
+
+    // Every sample is monotonic; the octets reach what the NIC sent after each step.
+    for (int step = 0; step < 3; ++step) {
+      Advance(absl::Seconds(2));
+      const uint64_t want = Nic(1, i).tx_bytes;
+      bool reached = false;
+      ::gnmi::SubscribeResponse r;
+      for (int reads = 0; reads < 50 && !reached && stream->Read(&r); ++reads) {
+        ASSERT_TRUE(r.has_update());
+        auto now = paths.read(r.update());
+        ASSERT_TRUE(now.has_value());
+        EXPECT_GE(now->first, previous->first);
+        EXPECT_GE(now->second, previous->second);
+        previous = now;
+        reached = now->first == want;
+      }
+      EXPECT_TRUE(reached) << "in-octets never reached " << want;
+    }
+    // Benign pauses on priority 3 over 6 s: a healthy fabric is not all zeros.
+    EXPECT_GT(previous->second, 0u);
+    ctx->TryCancel();
+  }
+}
+
+TEST_F(SimGnmiTest, OnChangeOperStatusGoesDownThenUpOnAFlap) {
+  Start({"openconfig", "sonic"});
+  struct Case {
+    int sw;
+    ::gnmi::Path path;
+    std::string leaf;  // port 1 (host 2)'s oper-status
+    std::string down, up;
+  };
+  const std::vector<Case> cases = {
+      {0, P("/interfaces/interface[name=*]/state/oper-status"),
+       "/interfaces/interface[name=Ethernet2]/state/oper-status", "DOWN", "UP"},
+      {1, P("/openconfig-interfaces:interfaces/interface[name=*]/state/oper-status", "OC-YANG"),
+       "/openconfig-interfaces:interfaces/interface[name=Ethernet4]/state/oper-status",
+       R"({"openconfig-interfaces:oper-status":"DOWN"})", R"({"openconfig-interfaces:oper-status":"UP"})"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.leaf);
+    auto ctx = Context();
+    std::unique_ptr<Stream> stream = Stub(c.sw)->Subscribe(ctx.get());
+    ASSERT_TRUE(stream->Write(StreamRequest({c.path}, ::gnmi::ON_CHANGE, absl::ZeroDuration())));
+    std::vector<::gnmi::Notification> first = ReadUntilSync(*stream);
+    ASSERT_EQ(first.size(), 1u);
+    auto leaves = Leaves(first[0]);
+    EXPECT_EQ(leaves.size(), 2u);  // both hosts' ports
+    auto text = [](const ::gnmi::TypedValue& v) {
+      return v.has_json_ietf_val() ? v.json_ietf_val() : v.string_val();
+    };
+    EXPECT_EQ(text(leaves[c.leaf]), c.up);
+
+    const int nic = c.sw;  // leaf-r<k> holds NIC k
+    for (bool up : {false, true}) {
+      SetNicUp(2, nic, up);
+      ::gnmi::SubscribeResponse r;
+      ASSERT_TRUE(stream->Read(&r));
+      auto changed = Leaves(r.update());
+      ASSERT_EQ(changed.size(), 1u) << "only the flapped port changed";
+      EXPECT_EQ(text(changed[c.leaf]), up ? c.up : c.down);
+    }
+    ctx->TryCancel();
+  }
+  // The flap counted two carrier transitions.
+  ::gnmi::SubscribeRequest once = StreamRequest(
+      {P("/interfaces/interface[name=Ethernet2]/state/counters/carrier-transitions")}, ::gnmi::SAMPLE,
+      absl::ZeroDuration(), ::gnmi::SubscriptionList::ONCE);
+  auto ctx = Context();
+  std::unique_ptr<Stream> stream = Stub(0)->Subscribe(ctx.get());
+  ASSERT_TRUE(stream->Write(once));
+  std::vector<::gnmi::Notification> got = ReadUntilSync(*stream);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].update(0).val().uint_val(), 2u);
+}
+
+TEST_F(SimGnmiTest, OnceSendsOneSetThenEndsAndRefusesUnknownPaths) {
+  Start({"arista-eos"}, 2, 1);
+  {
+    auto ctx = Context();
+    std::unique_ptr<Stream> stream = Stub(0)->Subscribe(ctx.get());
+    ASSERT_TRUE(stream->Write(StreamRequest({P("/interfaces/interface[name=Ethernet1]/ethernet/pfc")},
+                                            ::gnmi::SAMPLE, absl::ZeroDuration(),
+                                            ::gnmi::SubscriptionList::ONCE)));
+    std::vector<::gnmi::Notification> got = ReadUntilSync(*stream);
+    ASSERT_EQ(got.size(), 1u);
+    // 8 priorities x in/out frames, plus the watchdog's stuck and recovery counts on queues 3, 4.
+    EXPECT_EQ(got[0].update_size(), 8 * 2 + 2 * 2);
+    EXPECT_TRUE(Leaves(got[0]).contains(
+        "/interfaces/interface[name=Ethernet1]/ethernet/pfc/watchdog/tx-queues/tx-queue[queue=3]/state/stuck-count"));
+    ::gnmi::SubscribeResponse r;
+    EXPECT_FALSE(stream->Read(&r));
+    EXPECT_TRUE(stream->Finish().ok());
+  }
+  auto ctx = Context();
+  std::unique_ptr<Stream> stream = Stub(0)->Subscribe(ctx.get());
+  ASSERT_TRUE(stream->Write(StreamRequest({P("/interfaces/interface[name=Ethernet99]/state")}, ::gnmi::SAMPLE,
+                                          absl::ZeroDuration(), ::gnmi::SubscriptionList::ONCE)));
+  ::gnmi::SubscribeResponse r;
+  EXPECT_FALSE(stream->Read(&r));
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(SimGnmiTest, PollSendsOneSetPerPoll) {
+  Start({"cumulus"}, 2, 1);
+  auto ctx = Context();
+  std::unique_ptr<Stream> stream = Stub(0)->Subscribe(ctx.get());
+  ASSERT_TRUE(stream->Write(StreamRequest({P("/interfaces/interface[name=swp1]/state/counters/in-octets")},
+                                          ::gnmi::SAMPLE, absl::ZeroDuration(),
+                                          ::gnmi::SubscriptionList::POLL)));
+  uint64_t last = ReadUntilSync(*stream).at(0).update(0).val().uint_val();
+  for (int poll = 0; poll < 2; ++poll) {
+    Advance(absl::Seconds(1));
+    ::gnmi::SubscribeRequest p;
+    p.mutable_poll();
+    ASSERT_TRUE(stream->Write(p));
+    std::vector<::gnmi::Notification> got = ReadUntilSync(*stream);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].update(0).val().uint_val(), Nic(1, 0).tx_bytes);
+    EXPECT_GT(got[0].update(0).val().uint_val(), last);
+    last = got[0].update(0).val().uint_val();
+  }
+  ctx->TryCancel();
+}
+
+::gnmi::Notification Once(SimGnmiTest& t, int sw, const ::gnmi::Path& path,
+                          std::unique_ptr<::gnmi::gNMI::Stub> stub, std::unique_ptr<grpc::ClientContext> ctx) {
+  std::unique_ptr<Stream> stream = stub->Subscribe(ctx.get());
+  EXPECT_TRUE(stream->Write(StreamRequest({path}, ::gnmi::SAMPLE, absl::ZeroDuration(),
+                                          ::gnmi::SubscriptionList::ONCE)));
+  std::vector<::gnmi::Notification> got = ReadUntilSync(*stream);
+  EXPECT_EQ(got.size(), 1u);
+  return got.empty() ? ::gnmi::Notification() : got[0];
+}
+
+TEST_F(SimGnmiTest, WildcardsExpandToWhatTheSwitchHas) {
+  Start({"openconfig", "sonic"}, 3, 2, 1);
+  // 3 host ports and 1 uplink per leaf.
+  auto n = Once(*this, 0, P("/qos/interfaces/interface[interface-id=*]/output/queues/queue[name=3]/state/ecn-marked-pkts"),
+                Stub(0), Context());
+  EXPECT_EQ(n.update_size(), 4);
+  n = Once(*this, 0, P("/interfaces/interface/state/oper-status"), Stub(0), Context());
+  EXPECT_EQ(n.update_size(), 4);
+  n = Once(*this, 0, P("/lldp/interfaces/interface[name=Ethernet4]/neighbors/neighbor/state/system-name"), Stub(0),
+           Context());
+  ASSERT_EQ(n.update_size(), 1);
+  EXPECT_EQ(n.update(0).val().string_val(), "spine-0");
+  n = Once(*this, 0, P("/interfaces/*/state/counters/in-octets"), Stub(0), Context());
+  EXPECT_EQ(n.update_size(), 4);
+
+  // SONiC: Ethernet* inside the name, one blob keyed by port, counters as strings.
+  n = Once(*this, 1, P("/COUNTERS/Ethernet*/SAI_PORT_STAT_PFC_3_RX_PKTS", "COUNTERS_DB"), Stub(1), Context());
+  ASSERT_EQ(n.update_size(), 1);
+  EXPECT_EQ(n.prefix().target(), "COUNTERS_DB");
+  EXPECT_EQ(n.update(0).path().elem(1).name(), "Ethernet*");
+  nlohmann::json j = nlohmann::json::parse(n.update(0).val().json_ietf_val());
+  std::set<std::string> ports;
+  for (auto& [port, fields] : j.items()) {
+    ports.insert(port);
+    EXPECT_TRUE(fields["SAI_PORT_STAT_PFC_3_RX_PKTS"].is_string());
+  }
+  EXPECT_EQ(ports, (std::set<std::string>{"Ethernet0", "Ethernet4", "Ethernet8", "Ethernet12"}));
+  n = Once(*this, 1, P("/COUNTERS/Ethernet*/Queues", "COUNTERS_DB"), Stub(1), Context());
+  j = nlohmann::json::parse(n.update(0).val().json_ietf_val());
+  EXPECT_EQ(j.size(), 4u * kQueues);
+  EXPECT_TRUE(j.contains("Ethernet8:3"));
+  EXPECT_TRUE(j["Ethernet8:3"]["SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS"].is_string());
+  EXPECT_EQ(j["Ethernet8:3"]["PFC_WD_STATUS"], "operational");
+}
+
+TEST_F(SimGnmiTest, SonicServesStringsInsideJsonIetfAsTheRealTargetDoes) {
+  Start({"sonic"}, 2, 1);
+  auto n = Once(*this, 0, P("/COUNTERS/Ethernet4", "COUNTERS_DB"), Stub(0), Context());
+  ASSERT_EQ(n.update_size(), 1);
+  ASSERT_TRUE(n.update(0).val().has_json_ietf_val());
+  nlohmann::json port = nlohmann::json::parse(n.update(0).val().json_ietf_val());
+  EXPECT_EQ(port["SAI_PORT_STAT_IF_IN_OCTETS"], std::to_string(Nic(2, 0).tx_bytes));
+  for (auto& [name, value] : port.items()) EXPECT_TRUE(value.is_string()) << name;
+  // The same field names as a real SONiC's port hash (sonic-gnmi's test data).
+  std::ifstream in(std::string(RAILWATCH_FIXTURES_DIR) + "/gnmi/sonic_testdata_COUNTERS_Ethernet68_port_counters_incl_PFC.json");
+  nlohmann::json real = nlohmann::json::parse(in);
+  // Link-level pause counters (SAI_PORT_STAT_PAUSE_*) are SAI port stats the sample's build
+  // does not poll; the rest must be names a real SONiC uses.
+  for (auto& [name, value] : port.items()) {
+    if (name.rfind("SAI_PORT_STAT_PAUSE_", 0) == 0) continue;
+    EXPECT_TRUE(real.contains(name)) << name;
+  }
+
+  n = Once(*this, 0, P("/COUNTERS/Ethernet4/SAI_PORT_STAT_PFC_3_TX_PKTS", "COUNTERS_DB"), Stub(0), Context());
+  ASSERT_EQ(n.update_size(), 1);
+  EXPECT_TRUE(n.update(0).val().has_string_val());
+
+  // Pfcwd: the lossless queues with the fields sonic-gnmi's test data has.
+  n = Once(*this, 0, P("/COUNTERS/Ethernet4/Pfcwd", "COUNTERS_DB"), Stub(0), Context());
+  nlohmann::json wd = nlohmann::json::parse(n.update(0).val().json_ietf_val());
+  std::ifstream real_in(std::string(RAILWATCH_FIXTURES_DIR) + "/gnmi/sonic_testdata_COUNTERS_Ethernet68_Pfcwd.json");
+  nlohmann::json real_wd = nlohmann::json::parse(real_in);
+  ASSERT_EQ(wd.size(), real_wd.size());
+  for (const char* q : {"3", "4"}) {
+    ASSERT_TRUE(wd.contains(std::string("Ethernet4:") + q));
+    for (auto& [name, value] : wd[std::string("Ethernet4:") + q].items()) {
+      EXPECT_TRUE(real_wd[std::string("Ethernet68:") + q].contains(name)) << name;
+    }
+  }
+}
+
+TEST_F(SimGnmiTest, WrongCredentialsAreUnauthenticated) {
+  GnmiServeOptions o;
+  o.username = "admin";
+  o.password = "s3cret";
+  Start({"openconfig"}, 1, 1, 0, o);
+  ::gnmi::CapabilityResponse resp;
+  EXPECT_TRUE(Stub(0)->Capabilities(Context().get(), {}, &resp).ok());
+  password_ = "wrong";
+  EXPECT_EQ(Stub(0)->Capabilities(Context().get(), {}, &resp).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  auto ctx = Context();
+  std::unique_ptr<Stream> stream = Stub(0)->Subscribe(ctx.get());
+  stream->Write(StreamRequest({P("/interfaces")}, ::gnmi::SAMPLE, absl::Seconds(1)));
+  ::gnmi::SubscribeResponse r;
+  EXPECT_FALSE(stream->Read(&r));
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::UNAUTHENTICATED);
+}
+
+TEST_F(SimGnmiTest, StreamIgnoresUnknownPathsAndServesTheRest) {
+  Start({"openconfig"}, 1, 1);
+  auto ctx = Context();
+  std::unique_ptr<Stream> stream = Stub(0)->Subscribe(ctx.get());
+  ASSERT_TRUE(stream->Write(StreamRequest({P("/no/such/thing"), P("/interfaces/interface[name=Ethernet1]/state/oper-status")},
+                                          ::gnmi::SAMPLE, absl::Milliseconds(10))));
+  std::vector<::gnmi::Notification> got = ReadUntilSync(*stream);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].update(0).val().string_val(), "UP");
+  // A 10 ms interval is raised to the 100 ms minimum: 5 intervals span at least ~500 ms (each
+  // sample may leave up to one pump period late, the schedule does not drift).
+  ::gnmi::SubscribeResponse a, b;
+  ASSERT_TRUE(stream->Read(&a));
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(stream->Read(&b));
+  EXPECT_GE(b.update().timestamp() - a.update().timestamp(), 450'000'000);
+  ctx->TryCancel();
+}
+
+TEST_F(SimGnmiTest, PfcStormPausesTheLeafRelaysAndTripsTheWatchdog) {
+  SwitchFabric::Options extra;
+  extra.storms.push_back({"gpu-node-001", "mlx5_0", absl::Seconds(1), absl::Seconds(10)});
+  extra.storms.push_back({"gpu-node-002", "mlx5_1", absl::Seconds(1), absl::Seconds(10)});
+  Start({"sonic", "arista-eos"}, 3, 2, 1, {}, extra);
+  auto before = Once(*this, 0, P("/COUNTERS/Ethernet*", "COUNTERS_DB"), Stub(0), Context());
+  for (int i = 0; i < 40; ++i) Advance(absl::Milliseconds(100));
+  auto after = Once(*this, 0, P("/COUNTERS/Ethernet*", "COUNTERS_DB"), Stub(0), Context());
+  nlohmann::json b = nlohmann::json::parse(before.update(0).val().json_ietf_val());
+  nlohmann::json a = nlohmann::json::parse(after.update(0).val().json_ietf_val());
+  auto delta = [&](const char* port, const char* field) {
+    return std::stoull(a[port][field].get<std::string>()) - std::stoull(b[port][field].get<std::string>());
+  };
+  // The source's port receives a storm; the leaf's other ports (hosts and uplink) relay it.
+  EXPECT_GT(delta("Ethernet0", "SAI_PORT_STAT_PFC_3_RX_PKTS"), 10000u);
+  EXPECT_GT(delta("Ethernet4", "SAI_PORT_STAT_PFC_3_TX_PKTS"), 1000u);
+  EXPECT_GT(delta("Ethernet12", "SAI_PORT_STAT_PFC_3_TX_PKTS"), 1000u);
+  EXPECT_LT(delta("Ethernet4", "SAI_PORT_STAT_PFC_3_RX_PKTS"), 100u);
+  auto wd = Once(*this, 0, P("/COUNTERS/Ethernet0/Pfcwd", "COUNTERS_DB"), Stub(0), Context());
+  nlohmann::json w = nlohmann::json::parse(wd.update(0).val().json_ietf_val());
+  EXPECT_EQ(w["Ethernet0:3"]["PFC_WD_STATUS"], "stormed");
+  EXPECT_GE(std::stoull(w["Ethernet0:3"]["PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED"].get<std::string>()), 2u);
+  EXPECT_EQ(w["Ethernet0:4"]["PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED"], "0");
+
+  // Arista: host 2 is Ethernet2 on leaf-r1.
+  auto eos = Once(*this, 1, P("/interfaces/interface[name=Ethernet2]/ethernet/pfc"), Stub(1), Context());
+  auto leaves = Leaves(eos);
+  EXPECT_GT(leaves["/interfaces/interface[name=Ethernet2]/ethernet/pfc/priorities/priority[index=3]/state/in-frames"]
+                .uint_val(), 10000u);
+  EXPECT_GE(leaves["/interfaces/interface[name=Ethernet2]/ethernet/pfc/watchdog/tx-queues/tx-queue[queue=3]/state/stuck-count"]
+                .uint_val(), 1u);
+
+  // Over: the watchdog restores and the storm stops.
+  for (int i = 0; i < 80; ++i) Advance(absl::Milliseconds(100));
+  wd = Once(*this, 0, P("/COUNTERS/Ethernet0/Pfcwd", "COUNTERS_DB"), Stub(0), Context());
+  w = nlohmann::json::parse(wd.update(0).val().json_ietf_val());
+  EXPECT_EQ(w["Ethernet0:3"]["PFC_WD_STATUS"], "operational");
+  EXPECT_EQ(w["Ethernet0:3"]["PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED"],
+            w["Ethernet0:3"]["PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED"]);
+}
+
+int ThreadCount() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  }
+  return -1;
+}
+
+TEST_F(SimGnmiTest, ThirtyTwoSwitchesWithStreamsKeepTheThreadCountBounded) {
+  const int before = ThreadCount();
+  Start({"sonic", "arista-eos", "openconfig", "cumulus"}, 4, 32);
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<Stream>> streams;
+  for (int i = 0; i < 32; ++i) {
+    const Dialect d = fabric_->switches()[i].dialect;
+    contexts.push_back(Context());
+    streams.push_back(Stub(i)->Subscribe(contexts.back().get()));
+    ASSERT_TRUE(streams.back()->Write(StreamRequest({PathsFor(d).subscribe}, ::gnmi::SAMPLE, absl::Seconds(1))));
+    ReadUntilSync(*streams.back());
+  }
+  const int after = ThreadCount();
+  std::printf("threads: %d before, %d with 32 switches and 32 streams\n", before, after);
+  EXPECT_LT(after - before, 32) << "a thread per switch or per stream";
+  for (auto& c : contexts) c->TryCancel();
+}
+
+}  // namespace
+}  // namespace railwatch::sim::testing
