@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "cli/gnmi_decode.h"
 #include "cli/table.h"
 #include "cli/triage.h"
 #include "common/metrics_doc.h"
@@ -247,6 +248,10 @@ Commands:
   metrics [--markdown] the canonical series and where each comes from, per driver
   triage FILE...       offline triage of NCCL, PyTorch, NCCL RAS and nccl-tests logs (- is stdin):
                        what failed, where, the likely fabric cause, what to run next; no daemon
+  gnmi decode FILE...  captured gNMI notifications (protojson, prototext, gnmic json/event/debug
+                       log, gnmi_cli; - is stdin) -> leaves: path = value @ time;
+                       --format=auto|..., --profile=NAME|FILE.yaml [--profiles_dir=DIR] adds the
+                       canonical series each leaf maps to (or "unmapped")
   version              print the version
   help                 this text
 
@@ -273,6 +278,16 @@ int RunCommand(const std::vector<std::string>& args, const CliOptions& options, 
   if (cmd == "triage") {
     return RunTriage(std::vector<std::string>(args.begin() + 1, args.end()), options.json,
                      std::cin, out, err);
+  }
+  if (cmd == "gnmi") {
+    if (args.size() < 2 || args[1] != "decode") {
+      err << "usage: railwatch gnmi decode FILE...|- [--format=F] [--profile=NAME|FILE.yaml]\n";
+      return kExitUsage;
+    }
+    GnmiDecodeCommand decode{std::vector<std::string>(args.begin() + 2, args.end()),
+                             options.gnmi_format, options.gnmi_profile,
+                             options.gnmi_profiles_dir, options.json};
+    return RunGnmiDecode(decode, std::cin, out, err);
   }
   if (cmd == "metrics") {
     out << (options.markdown ? RenderMetricsMarkdown() : RenderMetricsTable());

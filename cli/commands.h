@@ -22,6 +22,10 @@ struct CliOptions {
   bool markdown = false;  // metrics: Markdown (docs/METRICS.md) instead of a table
   double timeout_seconds = 5;
   std::string state = "active";  // diagnoses: active (pending+firing), firing, resolved, all
+  // gnmi decode
+  std::string gnmi_format = "auto";
+  std::string gnmi_profile;
+  std::string gnmi_profiles_dir;
 };
 
 // Runs one command (args[0] is the command name); writes results to `out` and problems to

@@ -15,6 +15,11 @@ ABSL_FLAG(bool, json, false, "print JSON instead of tables");
 ABSL_FLAG(bool, markdown, false, "metrics: print docs/METRICS.md");
 ABSL_FLAG(double, timeout, 5, "request deadline in seconds");
 ABSL_FLAG(std::string, state, "active", "diagnoses: active, firing, pending, resolved or all");
+ABSL_FLAG(std::string, format, "auto",
+          "gnmi decode: auto, protojson, prototext, gnmic-json, gnmic-event, gnmi-cli, gnmic-debug");
+ABSL_FLAG(std::string, profile, "", "gnmi decode: a profile name or a profile .yaml file");
+ABSL_FLAG(std::string, profiles_dir, RAILWATCH_GNMI_PROFILES_DIR,
+          "gnmi decode: where --profile=NAME is looked up");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(railwatch::CommandHelp());
@@ -31,5 +36,8 @@ int main(int argc, char** argv) {
   options.markdown = absl::GetFlag(FLAGS_markdown);
   options.timeout_seconds = absl::GetFlag(FLAGS_timeout);
   options.state = absl::GetFlag(FLAGS_state);
+  options.gnmi_format = absl::GetFlag(FLAGS_format);
+  options.gnmi_profile = absl::GetFlag(FLAGS_profile);
+  options.gnmi_profiles_dir = absl::GetFlag(FLAGS_profiles_dir);
   return railwatch::RunCommand(args, options, std::cout, std::cerr);
 }
