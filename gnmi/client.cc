@@ -50,24 +50,25 @@ void AddGnmiCredentials(const GnmiTargetConfig& target, grpc::ClientContext& ctx
   if (!target.password.empty()) ctx.AddMetadata("password", target.password);
 }
 
-::gnmi::SubscribeRequest MakeSubscribeRequest(const GnmiProfile& profile,
-                                              const GnmiTargetConfig& target,
-                                              ::gnmi::SubscriptionList::Mode mode) {
-  ::gnmi::SubscribeRequest request;
-  ::gnmi::SubscriptionList& list = *request.mutable_subscribe();
-  list.set_mode(mode);
-  list.set_encoding(profile.encoding());
-  const auto& specs = profile.subscriptions();
-  const bool common_target =
-      !specs.empty() && !specs.front().path.target().empty() &&
-      std::all_of(specs.begin(), specs.end(), [&](const GnmiSubscriptionSpec& s) {
-        return s.path.target() == specs.front().path.target();
-      });
-  if (common_target) list.mutable_prefix()->set_target(specs.front().path.target());
-  for (const GnmiSubscriptionSpec& spec : specs) {
-    ::gnmi::Subscription& sub = *list.add_subscription();
+std::vector<::gnmi::SubscribeRequest> MakeSubscribeRequests(
+    const GnmiProfile& profile, const GnmiTargetConfig& target,
+    ::gnmi::SubscriptionList::Mode mode) {
+  std::vector<::gnmi::SubscribeRequest> requests;
+  for (const GnmiSubscriptionSpec& spec : profile.subscriptions()) {
+    auto same_target = [&](const ::gnmi::SubscribeRequest& r) {
+      return r.subscribe().prefix().target() == spec.path.target();
+    };
+    auto it = std::find_if(requests.begin(), requests.end(), same_target);
+    if (it == requests.end()) {
+      ::gnmi::SubscriptionList& list = *requests.emplace_back().mutable_subscribe();
+      list.set_mode(mode);
+      list.set_encoding(profile.encoding());
+      if (!spec.path.target().empty()) list.mutable_prefix()->set_target(spec.path.target());
+      it = requests.end() - 1;
+    }
+    ::gnmi::Subscription& sub = *it->mutable_subscribe()->add_subscription();
     *sub.mutable_path() = spec.path;
-    if (common_target) sub.mutable_path()->clear_target();
+    sub.mutable_path()->clear_target();
     sub.set_mode(spec.mode);
     if (spec.mode == ::gnmi::SAMPLE) {
       const absl::Duration interval = spec.sample_interval > absl::ZeroDuration()
@@ -81,7 +82,7 @@ void AddGnmiCredentials(const GnmiTargetConfig& target, grpc::ClientContext& ctx
           static_cast<uint64_t>(absl::ToInt64Nanoseconds(spec.heartbeat_interval)));
     }
   }
-  return request;
+  return requests;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -39,12 +39,13 @@ std::shared_ptr<grpc::Channel> MakeGnmiChannel(const GnmiTargetConfig& target,
 // username/password as call metadata, the way gNMI targets (SONiC, EOS, Cumulus) expect them.
 void AddGnmiCredentials(const GnmiTargetConfig& target, grpc::ClientContext& ctx);
 
-// The SubscribeRequest for a profile's subscriptions: SAMPLE intervals of 0 take the
-// target's sample_interval; a `target` common to every path (SONiC's COUNTERS_DB) moves to
-// the prefix, where gNMI expects it.
-::gnmi::SubscribeRequest MakeSubscribeRequest(const GnmiProfile& profile,
-                                              const GnmiTargetConfig& target,
-                                              ::gnmi::SubscriptionList::Mode mode);
+// The SubscribeRequests for a profile's subscriptions, one per gNMI `target` they name, with
+// that target in the prefix: gNMI reads the target from the prefix only, so SONiC's
+// COUNTERS_DB counters and its OC-YANG oper-status need a stream each. SAMPLE intervals of 0
+// take the target's sample_interval.
+std::vector<::gnmi::SubscribeRequest> MakeSubscribeRequests(
+    const GnmiProfile& profile, const GnmiTargetConfig& target,
+    ::gnmi::SubscriptionList::Mode mode);
 
 // One thread that runs delayed callbacks (the clients' reconnect timers), so that however
 // many targets there are, waiting costs no thread per target.

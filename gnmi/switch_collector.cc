@@ -98,14 +98,23 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
         max_pending_(options.max_pending_per_target),
         max_paths_(options.max_paths_per_target) {}
 
-  ~Target() override { client_.reset(); }
+  ~Target() override { clients_.clear(); }
 
-  void MakeClient(const GnmiChannelOptions& channel, GnmiScheduler& scheduler) {
-    client_ = std::make_unique<GnmiClient>(
-        config_, MakeSubscribeRequest(profile_, config_, ::gnmi::SubscriptionList::STREAM),
-        channel, scheduler, *this);
+  // One stream per gNMI target the profile's subscriptions name (SONiC: COUNTERS_DB and
+  // OC-YANG), all feeding this target's buffer.
+  void MakeClients(const GnmiChannelOptions& channel, GnmiScheduler& scheduler) {
+    for (::gnmi::SubscribeRequest& request :
+         MakeSubscribeRequests(profile_, config_, ::gnmi::SubscriptionList::STREAM)) {
+      clients_.push_back(std::make_unique<GnmiClient>(config_, std::move(request), channel,
+                                                      scheduler, *this));
+    }
   }
-  GnmiClient* client() { return client_.get(); }
+  void StartClients() {
+    for (auto& c : clients_) c->Start();
+  }
+  void StopClients() {
+    for (auto& c : clients_) c->Stop();
+  }
   const GnmiTargetConfig& config() const { return config_; }
 
   void OnResponse(const ::gnmi::SubscribeResponse& response) override {
@@ -246,7 +255,18 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
   TargetStats Stats() const {
     TargetStats s;
     s.name = config_.name;
-    if (client_) s.client = client_->stats();
+    // Connected when every stream is: a target half of whose paths are missing is not healthy.
+    s.client.connected = !clients_.empty();
+    for (const auto& c : clients_) {
+      const GnmiClient::Stats cs = c->stats();
+      s.client.connected = s.client.connected && cs.connected;
+      s.client.responses += cs.responses;
+      s.client.errors += cs.errors;
+      s.client.reconnects += cs.reconnects;
+      s.client.last_response_unix_nano =
+          std::max(s.client.last_response_unix_nano, cs.last_response_unix_nano);
+      if (!cs.last_error.empty()) s.client.last_error = cs.last_error;
+    }
     absl::MutexLock lock(&mu_);
     s.updates = updates_;
     s.unmapped = unmapped_;
@@ -306,7 +326,7 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
   // Poll thread only; node map: entries point into it.
   absl::node_hash_map<std::string, InfoSeries> infos_;
   // Last: destroyed first, so that no callback reaches a half-destroyed target.
-  std::unique_ptr<GnmiClient> client_;
+  std::vector<std::unique_ptr<GnmiClient>> clients_;
 };
 
 absl::StatusOr<std::unique_ptr<GnmiSwitchCollector>> GnmiSwitchCollector::Create(
@@ -361,15 +381,13 @@ GnmiSwitchCollector::~GnmiSwitchCollector() { Stop(); }
 void GnmiSwitchCollector::Start() {
   if (scheduler_) return;
   scheduler_ = std::make_unique<GnmiScheduler>();
-  for (auto& t : targets_) t->MakeClient(options_.channel, *scheduler_);
-  for (auto& t : targets_) t->client()->Start();
+  for (auto& t : targets_) t->MakeClients(options_.channel, *scheduler_);
+  for (auto& t : targets_) t->StartClients();
   spdlog::info("gnmi: subscribing to {} targets", targets_.size());
 }
 
 void GnmiSwitchCollector::Stop() {
-  for (auto& t : targets_) {
-    if (t->client() != nullptr) t->client()->Stop();
-  }
+  for (auto& t : targets_) t->StopClients();
 }
 
 void GnmiSwitchCollector::HandleResponse(size_t index,

@@ -1,6 +1,8 @@
 // The switch collector against an in-process fake gNMI target: SAMPLE and ON_CHANGE updates
 // become canonical points and events with the switch label and the notifications' times.
 #include <memory>
+#include <set>
+#include <string>
 
 #include "fake_gnmi_target.h"
 #include "gnmi_test_util.h"
@@ -178,6 +180,39 @@ TEST_F(SwitchCollectorTest, LldpAttributesBecomeLabelsOfOneInfoSeries) {
   ASSERT_EQ(moved.size(), 1u);
   EXPECT_EQ(moved[0].time_unix_nano, kT0 + 5);
   EXPECT_EQ(log_.Of("fabric_lldp_neighbor_info", full).size(), before);
+}
+
+}  // namespace
+}  // namespace railwatch::testing
+
+namespace railwatch::testing {
+namespace {
+
+// gNMI reads a subscription's target from the prefix only: SONiC's COUNTERS_DB counters and
+// its OC-YANG oper-status must go out as two requests (two streams), each with its target.
+TEST(SubscribeRequestsTest, OneRequestPerGnmiTargetWithTheTargetInThePrefix) {
+  std::vector<GnmiProfile> profiles = ShippedProfiles();
+  for (const GnmiProfile& p : profiles) {
+    const std::vector<::gnmi::SubscribeRequest> requests = MakeSubscribeRequests(
+        p, TestTarget("leaf", "127.0.0.1:1"), ::gnmi::SubscriptionList::STREAM);
+    ASSERT_FALSE(requests.empty()) << p.name();
+    size_t subscriptions = 0;
+    std::set<std::string> targets;
+    for (const ::gnmi::SubscribeRequest& r : requests) {
+      EXPECT_TRUE(targets.insert(r.subscribe().prefix().target()).second)
+          << p.name() << ": two requests for target " << r.subscribe().prefix().target();
+      for (const ::gnmi::Subscription& s : r.subscribe().subscription()) {
+        EXPECT_EQ(s.path().target(), "") << p.name() << ": target outside the prefix";
+        ++subscriptions;
+      }
+    }
+    EXPECT_EQ(subscriptions, p.subscriptions().size()) << p.name();
+    if (p.name() == "sonic") {
+      EXPECT_EQ(targets, (std::set<std::string>{"COUNTERS_DB", "OC-YANG"}));
+    } else {
+      EXPECT_EQ(requests.size(), 1u) << p.name();
+    }
+  }
 }
 
 }  // namespace
