@@ -222,7 +222,9 @@ class SubscribeStream : public grpc::ServerBidiReactor<::gnmi::SubscribeRequest,
       }
       Sub& sub = subs.emplace_back();
       sub.query = std::move(*q);
-      sub.mode = s.mode() == ::gnmi::ON_CHANGE ? ::gnmi::ON_CHANGE : ::gnmi::SAMPLE;
+      const bool on_change = s.mode() == ::gnmi::ON_CHANGE ||
+                             (s.mode() == ::gnmi::TARGET_DEFINED && sub.query->StateOnly());
+      sub.mode = on_change ? ::gnmi::ON_CHANGE : ::gnmi::SAMPLE;
       sub.interval = s.sample_interval() == 0 ? o.default_sample_interval
                                               : absl::Nanoseconds(s.sample_interval());
       if (sub.interval < o.min_sample_interval) {

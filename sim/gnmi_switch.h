@@ -31,8 +31,8 @@ struct GnmiServeOptions {
 // One gNMI server per simulated switch, each on its own loopback port, all in one process.
 // Subscribe runs on gRPC's callback API and one pump thread renders every due sample, so the
 // thread count does not grow with switches or streams. Capabilities and Subscribe (STREAM with
-// SAMPLE / ON_CHANGE / TARGET_DEFINED (= SAMPLE), ONCE, POLL) are served; Get and Set answer
-// UNIMPLEMENTED.
+// SAMPLE / ON_CHANGE / TARGET_DEFINED (ON_CHANGE for state leaves, SAMPLE for counters), ONCE,
+// POLL) are served; Get and Set answer UNIMPLEMENTED.
 class GnmiSwitchFarm {
  public:
   static absl::StatusOr<std::unique_ptr<GnmiSwitchFarm>> Start(const SwitchFabric* fabric,

@@ -209,6 +209,13 @@ class LeafQuery : public PathQuery {
   LeafQuery(std::vector<Leaf> leaves, std::string target)
       : leaves_(std::move(leaves)), target_(std::move(target)) {}
 
+  bool StateOnly() const override {
+    for (const Leaf& l : leaves_) {
+      if (l.field < Field::kOperStatus) return false;
+    }
+    return true;
+  }
+
   void Render(const SimSwitch& sw, ::gnmi::Notification& n) override {
     if (n.update_size() != static_cast<int>(leaves_.size())) {
       n.Clear();
@@ -322,6 +329,8 @@ class SonicCountersQuery : public PathQuery {
                      bool wildcard)
       : path_(std::move(path)), ports_(std::move(ports)), kind_(kind), field_(field),
         wildcard_(wildcard) {}
+
+  bool StateOnly() const override { return false; }
 
   void Render(const SimSwitch& sw, ::gnmi::Notification& n) override {
     if (n.update_size() != 1) {

@@ -19,6 +19,8 @@ class PathQuery {
   // call and kept: later calls on the same notification rewrite the values only, so that a
   // steady stream does not rebuild its paths. The caller sets the timestamp.
   virtual void Render(const SimSwitch& sw, ::gnmi::Notification& n) = 0;
+  // What TARGET_DEFINED means here: ON_CHANGE for state (oper-status, LLDP), SAMPLE for counters.
+  virtual bool StateOnly() const = 0;
 };
 
 // Resolves prefix + path (origin ignored; target as the dialect wants it: SONiC's COUNTERS_DB

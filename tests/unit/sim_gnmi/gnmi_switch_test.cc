@@ -132,18 +132,21 @@ TEST_F(SimGnmiTest, OnChangeOperStatusGoesDownThenUpOnAFlap) {
     ::gnmi::Path path;
     std::string leaf;  // port 1 (host 2)'s oper-status
     std::string down, up;
+    ::gnmi::SubscriptionMode mode;
   };
   const std::vector<Case> cases = {
       {0, P("/interfaces/interface[name=*]/state/oper-status"),
-       "/interfaces/interface[name=Ethernet2]/state/oper-status", "DOWN", "UP"},
+       "/interfaces/interface[name=Ethernet2]/state/oper-status", "DOWN", "UP", ::gnmi::ON_CHANGE},
+      // TARGET_DEFINED, as the sonic profile asks: state leaves are sent on change.
       {1, P("/openconfig-interfaces:interfaces/interface[name=*]/state/oper-status", "OC-YANG"),
        "/openconfig-interfaces:interfaces/interface[name=Ethernet4]/state/oper-status",
-       R"({"openconfig-interfaces:oper-status":"DOWN"})", R"({"openconfig-interfaces:oper-status":"UP"})"}};
+       R"({"openconfig-interfaces:oper-status":"DOWN"})", R"({"openconfig-interfaces:oper-status":"UP"})",
+       ::gnmi::TARGET_DEFINED}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.leaf);
     auto ctx = Context();
     std::unique_ptr<Stream> stream = Stub(c.sw)->Subscribe(ctx.get());
-    ASSERT_TRUE(stream->Write(StreamRequest({c.path}, ::gnmi::ON_CHANGE, absl::ZeroDuration())));
+    ASSERT_TRUE(stream->Write(StreamRequest({c.path}, c.mode, absl::ZeroDuration())));
     std::vector<::gnmi::Notification> first = ReadUntilSync(*stream);
     ASSERT_EQ(first.size(), 1u);
     auto leaves = Leaves(first[0]);
