@@ -29,6 +29,9 @@ ABSL_FLAG(std::string, role, "host",
 ABSL_FLAG(std::string, gnmi_targets, "",
           "--role=switch: the targets file (YAML: defaults and targets with name, address, "
           "profile, sample_interval, credentials, tls); see docs/SWITCH_AGENT.md");
+ABSL_FLAG(std::string, topology, "",
+          "--role=switch: topology file (YAML, docs/TOPOLOGY.md); the LLDP neighbours the "
+          "switches report are checked against it (fabric_lldp_neighbor_mismatch)");
 ABSL_FLAG(std::string, gnmi_profiles, RAILWATCH_GNMI_PROFILES_DIR,
           "--role=switch: directory of gNMI path profiles (<name>.yaml); when the installed "
           "directory does not exist, the source tree's profiles/gnmi");
@@ -124,6 +127,14 @@ int main(int argc, char** argv) {
     gnmi.self_labels = {{"agent", options.agent_id}};
     gnmi.channel.backoff.initial = absl::GetFlag(FLAGS_backoff_initial);
     gnmi.channel.backoff.max = absl::GetFlag(FLAGS_backoff_max);
+    if (const std::string file = absl::GetFlag(FLAGS_topology); !file.empty()) {
+      absl::StatusOr<railwatch::Topology> topology = railwatch::Topology::LoadFile(file);
+      if (!topology.ok()) {
+        spdlog::critical("--topology: {}", topology.status().message());
+        return 2;
+      }
+      gnmi.topology = std::make_shared<const railwatch::Topology>(*std::move(topology));
+    }
     auto collector = railwatch::GnmiSwitchCollector::FromFiles(absl::GetFlag(FLAGS_gnmi_targets),
                                                                profiles, std::move(gnmi));
     if (!collector.ok()) {

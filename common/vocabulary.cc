@@ -430,6 +430,11 @@ const std::vector<MetricSpec>& Table() {
        "neighbor_system and neighbor_port carry the neighbour's system name and port id "
        "(openconfig-lldp neighbors/neighbor/state/{system-name,port-id}).",
        {}},
+      {"fabric_lldp_neighbor_mismatch", G, "",
+       "1 while the LLDP neighbour a switch port reports is not the host NIC or switch port "
+       "the topology file puts there (a miswired cable or a stale file), 0 while it matches. "
+       "Only for ports the topology describes, from a switch agent run with --topology.",
+       {}},
       // ---- end of switch (gNMI) block --------------------------------------------------------
   };
   return table;

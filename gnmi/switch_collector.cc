@@ -6,6 +6,7 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "topology/lldp_check.h"
 
 namespace railwatch {
 namespace {
@@ -17,6 +18,12 @@ struct InfoSeries {
   Labels attributes;
   bool defined = false;
   uint32_t series_id = 0;
+  uint64_t last_cycle = 0;  // the Drain cycle that last emitted it
+  // LLDP neighbour check against the topology (fabric_lldp_neighbor_info only).
+  bool lldp_dirty = false;
+  bool mismatch_defined = false;
+  uint32_t mismatch_id = 0;
+  double mismatch = -1;  // -1: not checked yet
 };
 
 // One distinct leaf path of one target, and what it maps to.
@@ -31,6 +38,7 @@ struct PathEntry {
   uint32_t series_id = 0;
   bool has_last = false;
   double last = 0;
+  uint64_t last_cycle = 0;  // the Drain cycle that last emitted it (gauges)
   InfoSeries* info = nullptr;  // attribute leaves only
 };
 
@@ -95,6 +103,7 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
   Target(const GnmiTargetConfig& config, const GnmiProfile& profile, const Options& options)
       : config_(config),
         profile_(profile),
+        topology_(options.topology),
         max_pending_(options.max_pending_per_target),
         max_paths_(options.max_paths_per_target) {}
 
@@ -185,6 +194,7 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
       absl::MutexLock lock(&mu_);
       std::swap(pending_, draining_);
     }
+    ++cycle_;
     for (const PendingPoint& p : draining_.points) {
       PathEntry& e = *p.entry;
       if (e.series.rule != nullptr && !e.series.rule->value_label.empty()) {
@@ -199,7 +209,9 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
         e.series_id = emitter.DefineSeries(e.series.metric->name, e.series.metric->kind,
                                            e.series.labels);
         e.defined = true;
+        if (e.series.metric->kind == MetricKind::kGauge) gauges_.push_back(&e);
       }
+      e.last_cycle = cycle_;
       if (e.series.metric->kind == MetricKind::kCounter) {
         emitter.Counter(e.series_id, p.counter, p.time_unix_nano);
       } else {
@@ -220,6 +232,57 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
       e.last = p.gauge;
     }
     draining_.Clear();
+    Restate(emitter);
+  }
+
+  // ON_CHANGE leaves (oper-status, LLDP neighbours) arrive once and then only when they
+  // change; without a point every cycle the daemon would take them for stale. Their last
+  // value is restated each cycle, timed now.
+  void Restate(Emitter& emitter) {
+    const int64_t now = absl::ToUnixNanos(absl::Now());
+    for (PathEntry* e : gauges_) {
+      if (e->has_last && e->last_cycle != cycle_) emitter.Gauge(e->series_id, e->last, now);
+    }
+    for (auto& [key, info] : infos_) {
+      if (info.lldp_dirty) CheckLldp(emitter, info, now);
+      if (!info.defined || info.attributes.empty()) continue;
+      if (info.last_cycle != cycle_) emitter.Gauge(info.series_id, 1, now);
+      if (info.mismatch_defined) emitter.Gauge(info.mismatch_id, info.mismatch, now);
+    }
+  }
+
+  // The neighbour a port reports against the one the topology file puts there:
+  // fabric_lldp_neighbor_mismatch 1/0, and an lldp.mismatch event when it starts.
+  void CheckLldp(Emitter& emitter, InfoSeries& info, int64_t now) {
+    info.lldp_dirty = false;
+    if (topology_ == nullptr) return;
+    const std::string* sw = FindLabel(info.base, "switch");
+    const std::string* port = FindLabel(info.base, "interface");
+    const std::string* system = FindLabel(info.attributes, "neighbor_system");
+    const std::string* port_id = FindLabel(info.attributes, "neighbor_port");
+    // The system name and port-id come as two leaves; judge once the name is known.
+    if (sw == nullptr || port == nullptr || system == nullptr) return;
+    const LldpCheck check =
+        CheckLldpNeighbor(*topology_, *sw, *port, *system, port_id ? *port_id : "");
+    if (check.verdict == LldpCheck::Verdict::kNotInTopology) return;
+    const double mismatch = check.verdict == LldpCheck::Verdict::kMismatch ? 1 : 0;
+    if (!info.mismatch_defined) {
+      info.mismatch_id = emitter.DefineSeries("fabric_lldp_neighbor_mismatch", MetricKind::kGauge,
+                                              {{"switch", *sw}, {"interface", *port}});
+      info.mismatch_defined = true;
+    }
+    if (mismatch == 1 && info.mismatch != 1) {
+      const std::string announced = absl::StrCat(*system, "/", port_id ? *port_id : "");
+      spdlog::warn("gnmi: {} port {}: LLDP neighbour {} but the topology says {}", *sw, *port,
+                   announced, check.expected);
+      EventRecord event;
+      event.kind = "lldp.mismatch";
+      event.time_unix_nano = now;
+      event.labels = {{"switch", *sw}, {"interface", *port}};
+      event.attributes = {{"expected", check.expected}, {"announced", announced}};
+      emitter.Event(std::move(event));
+    }
+    info.mismatch = mismatch;
   }
 
   // An attribute leaf sets (or, deleted, removes) one label of its info series, whose value
@@ -240,6 +303,7 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
       if (it != info.attributes.end()) info.attributes.erase(it);
       if (!value.empty()) info.attributes.push_back({label, value});
       info.defined = false;
+      info.lldp_dirty = e.series.metric->name == "fabric_lldp_neighbor_info";
     }
     if (info.attributes.empty()) return;
     if (!info.defined) {
@@ -250,6 +314,7 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
       info.defined = true;
     }
     emitter.Gauge(info.series_id, 1, p.time_unix_nano);
+    info.last_cycle = cycle_;
   }
 
   TargetStats Stats() const {
@@ -322,7 +387,10 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
   uint64_t deletes_ ABSL_GUARDED_BY(mu_) = 0;
   bool synced_ ABSL_GUARDED_BY(mu_) = false;
 
+  const std::shared_ptr<const Topology> topology_;
   PendingBuffer draining_;  // poll thread only
+  uint64_t cycle_ = 0;      // poll thread only
+  std::vector<PathEntry*> gauges_;  // poll thread only: defined gauge series
   // Poll thread only; node map: entries point into it.
   absl::node_hash_map<std::string, InfoSeries> infos_;
   // Last: destroyed first, so that no callback reaches a half-destroyed target.

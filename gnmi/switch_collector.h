@@ -15,6 +15,7 @@
 #include "gnmi/decode.h"
 #include "gnmi/profile.h"
 #include "gnmi/targets.h"
+#include "topology/topology.h"
 
 namespace railwatch {
 
@@ -41,6 +42,9 @@ class GnmiSwitchCollector final : public Collector {
     // Distinct leaf paths remembered per target; a target that invents paths without end is
     // counted, not remembered.
     size_t max_paths_per_target = size_t{1} << 16;
+    // When set, LLDP neighbours (fabric_lldp_neighbor_info) are checked against it:
+    // fabric_lldp_neighbor_mismatch{switch,interface} and lldp.mismatch events.
+    std::shared_ptr<const Topology> topology;
   };
 
   struct TargetStats {

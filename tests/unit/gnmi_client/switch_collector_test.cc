@@ -6,6 +6,8 @@
 
 #include "fake_gnmi_target.h"
 #include "gnmi_test_util.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace railwatch::testing {
@@ -119,7 +121,9 @@ TEST_F(SwitchCollectorTest, OperStatusChangesAreGaugesAndEvents) {
   ASSERT_EQ(target_.Broadcast(StringUpdate(kOperStatus, "DOWN", kT0 + 20)), 1);
   ASSERT_EQ(target_.Broadcast(StringUpdate(kOperStatus, "UP", kT0 + 30)), 1);
   CollectUpdates(4);
-  const auto points = log_.Of("fabric_switch_interface_oper_up", {{"interface", "Ethernet7"}});
+  // The updates as sent; later cycles also restate the last value, timed now.
+  auto points = log_.Of("fabric_switch_interface_oper_up", {{"interface", "Ethernet7"}});
+  std::erase_if(points, [](const PointLog::Point& p) { return p.time_unix_nano > kT0 + 30; });
   ASSERT_EQ(points.size(), 4u);
   EXPECT_EQ(points[0].gauge, 1);
   EXPECT_EQ(points[1].gauge, 0);
@@ -159,6 +163,19 @@ TEST_F(SwitchCollectorTest, ADeleteDropsPendingPointsAndSendsNoZero) {
   EXPECT_EQ(log_.Of("fabric_switch_interface_receive_bytes_total").back().counter, 43u);
 }
 
+TEST_F(SwitchCollectorTest, OnChangeGaugesAreRestatedEveryCycle) {
+  ASSERT_EQ(target_.Broadcast(StringUpdate(kOperStatus, "UP", kT0)), 1);
+  CollectUpdates(1);
+  const size_t first = log_.Of("fabric_switch_interface_oper_up").size();
+  ASSERT_GE(first, 1u);
+  ASSERT_TRUE(collector_->Collect(log_).ok());
+  ASSERT_TRUE(collector_->Collect(log_).ok());
+  const auto points = log_.Of("fabric_switch_interface_oper_up");
+  ASSERT_EQ(points.size(), first + 2);
+  EXPECT_EQ(points.back().gauge, 1);
+  EXPECT_GT(points.back().time_unix_nano, kT0);  // restated now, not at the update's time
+}
+
 TEST_F(SwitchCollectorTest, LldpAttributesBecomeLabelsOfOneInfoSeries) {
   const std::string neighbor = "/lldp/interfaces/interface[name=Ethernet1]/neighbors/neighbor[id=1]/state/";
   ASSERT_EQ(target_.Broadcast(StringUpdate(neighbor + "system-name", "spine-1", kT0)), 1);
@@ -177,9 +194,78 @@ TEST_F(SwitchCollectorTest, LldpAttributesBecomeLabelsOfOneInfoSeries) {
   CollectUpdates(3);
   const size_t before = log_.Of("fabric_lldp_neighbor_info", full).size();
   const auto moved = log_.Of("fabric_lldp_neighbor_info", {{"neighbor_system", "spine-2"}});
-  ASSERT_EQ(moved.size(), 1u);
+  ASSERT_FALSE(moved.empty());
   EXPECT_EQ(moved[0].time_unix_nano, kT0 + 5);
+  // Later cycles restate it (an ON_CHANGE leaf is sent once), always as 1.
+  for (const auto& p : moved) EXPECT_EQ(p.gauge, 1);
   EXPECT_EQ(log_.Of("fabric_lldp_neighbor_info", full).size(), before);
+}
+
+// With a topology, each port's LLDP neighbour is checked against it.
+TEST(SwitchCollectorLldpTest, NeighboursAreCheckedAgainstTheTopology) {
+  FakeGnmiTarget target{{}};
+  ASSERT_TRUE(target.Start().ok());
+  absl::StatusOr<Topology> topology = Topology::LoadString(R"(
+switches: [{name: leaf-r0}]
+hosts:
+  - name: gpu-node-001
+    nics: [{device: mlx5_0, netdev: enp12s0np0, rail: 0, switch: leaf-r0, port: Ethernet1}]
+  - name: gpu-node-002
+    nics: [{device: mlx5_0, netdev: enp12s0np0, rail: 0, switch: leaf-r0, port: Ethernet2}]
+)",
+                                                           "topology.yaml");
+  ASSERT_TRUE(topology.ok()) << topology.status();
+  GnmiSwitchCollector::Options options;
+  options.targets.push_back(TestTarget("leaf-r0", target.address()));
+  options.channel = FastChannel();
+  options.topology = std::make_shared<const Topology>(*std::move(topology));
+  auto c = GnmiSwitchCollector::Create(std::move(options), ShippedProfiles());
+  ASSERT_TRUE(c.ok()) << c.status();
+  GnmiSwitchCollector& collector = **c;
+  collector.Start();
+  ASSERT_TRUE(target.WaitForStreams(1, absl::Seconds(20)));
+
+  auto neighbor = [](int port, const char* leaf) {
+    return absl::StrCat("/lldp/interfaces/interface[name=Ethernet", port,
+                        "]/neighbors/neighbor[id=1]/state/", leaf);
+  };
+  // Ethernet1 is cabled as the file says; Ethernet2 reports gpu-node-001's NIC (miswired);
+  // Ethernet3 is not in the file.
+  ASSERT_EQ(target.Broadcast(StringUpdate(neighbor(1, "system-name"), "gpu-node-001", kT0)), 1);
+  ASSERT_EQ(target.Broadcast(StringUpdate(neighbor(1, "port-id"), "enp12s0np0", kT0)), 1);
+  ASSERT_EQ(target.Broadcast(StringUpdate(neighbor(2, "system-name"), "gpu-node-001", kT0)), 1);
+  ASSERT_EQ(target.Broadcast(StringUpdate(neighbor(2, "port-id"), "enp12s0np0", kT0)), 1);
+  ASSERT_EQ(target.Broadcast(StringUpdate(neighbor(3, "system-name"), "gpu-node-009", kT0)), 1);
+  PointLog log;
+  ASSERT_TRUE(CollectUntil(collector, log, [&] { return collector.target_stats(0).updates >= 5; }));
+  ASSERT_TRUE(collector.Collect(log).ok());
+
+  const auto ok = log.Of("fabric_lldp_neighbor_mismatch", {{"interface", "Ethernet1"}});
+  ASSERT_FALSE(ok.empty());
+  EXPECT_EQ(ok.back().gauge, 0);
+  const auto bad = log.Of("fabric_lldp_neighbor_mismatch", {{"interface", "Ethernet2"}});
+  ASSERT_FALSE(bad.empty());
+  EXPECT_EQ(bad.back().gauge, 1);
+  EXPECT_TRUE(log.Of("fabric_lldp_neighbor_mismatch", {{"interface", "Ethernet3"}}).empty());
+  int events = 0;
+  for (const EventRecord& e : log.events) {
+    if (e.kind != "lldp.mismatch") continue;
+    ++events;
+    EXPECT_EQ(*FindLabel(e.labels, "interface"), "Ethernet2");
+    EXPECT_EQ(*FindLabel(e.labels, "switch"), "leaf-r0");
+    EXPECT_THAT(e.attributes, ::testing::Contains(std::pair<std::string, std::string>(
+                                  "expected", "gpu-node-002/enp12s0np0")));
+    EXPECT_THAT(e.attributes, ::testing::Contains(std::pair<std::string, std::string>(
+                                  "announced", "gpu-node-001/enp12s0np0")));
+  }
+  EXPECT_EQ(events, 1);
+
+  // The cable is fixed: the gauge clears, no new event.
+  ASSERT_EQ(target.Broadcast(StringUpdate(neighbor(2, "system-name"), "gpu-node-002", kT0 + 9)), 1);
+  ASSERT_TRUE(CollectUntil(collector, log, [&] { return collector.target_stats(0).updates >= 6; }));
+  ASSERT_TRUE(collector.Collect(log).ok());
+  EXPECT_EQ(log.Of("fabric_lldp_neighbor_mismatch", {{"interface", "Ethernet2"}}).back().gauge, 0);
+  collector.Stop();
 }
 
 }  // namespace
