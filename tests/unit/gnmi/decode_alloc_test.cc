@@ -20,8 +20,23 @@ void* operator new(size_t size) {
   if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
   throw std::bad_alloc();
 }
+// Every form that the library's default operator new has, so that no block is allocated by one
+// allocator and freed by the other (std::stable_sort's nothrow buffer, arrays); AddressSanitizer
+// reports such a mismatch.
+void* operator new(size_t size, const std::nothrow_t&) noexcept {
+  if (counting.load(std::memory_order_relaxed)) CountedAllocation();
+  return std::malloc(size == 0 ? 1 : size);
+}
+void* operator new[](size_t size) { return operator new(size); }
+void* operator new[](size_t size, const std::nothrow_t& nt) noexcept {
+  return operator new(size, nt);
+}
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace railwatch {
 namespace {

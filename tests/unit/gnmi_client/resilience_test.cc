@@ -7,6 +7,20 @@
 #include "gnmi_test_util.h"
 #include "gtest/gtest.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+// AddressSanitizer keeps freed blocks in a quarantine (256 MB by default) to catch use after
+// free, so RSS grows with every connection torn down until the quarantine is full, leak or no
+// leak. A small quarantine keeps the flat-RSS check meaningful in the sanitizer build.
+// Even so, its allocator's redzones and size classes make every torn-down connection cost about
+// twenty times what it costs in the Release build (measured: +20 MB over 90 restarts here
+// against +0.3 MB in Release), so the bound is wider there; a leaked receive buffer (64 MB) or
+// a thread per restart still fails it.
+extern "C" const char* __asan_default_options() { return "quarantine_size_mb=4"; }
+constexpr long kRssSlackKb = 48 * 1024;
+#else
+constexpr long kRssSlackKb = 16 * 1024;
+#endif
+
 namespace railwatch::testing {
 namespace {
 
@@ -70,7 +84,8 @@ TEST(GnmiResilienceTest, ResumesAfterEachOfAHundredRestartsWithFlatResources) {
   // would show as ~90 here.
   EXPECT_LE(ThreadCount(), threads + 4);
   EXPECT_LE(OpenFdCount(), fds + 4);
-  EXPECT_LE(RssKb(), rss + 16 * 1024);
+  EXPECT_LE(RssKb(), rss + kRssSlackKb);
+  RecordProperty("rss_growth_kb", static_cast<int>(RssKb() - rss));
   RecordProperty("threads", ThreadCount());
   RecordProperty("fds", OpenFdCount());
 }
