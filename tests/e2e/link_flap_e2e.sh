@@ -5,52 +5,8 @@
 set -euo pipefail
 
 BUILD=${1:?usage: link_flap_e2e.sh BUILD_DIR}
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
-SIM=$BUILD/sim/railwatch-sim
-DAEMON=$BUILD/daemon/railwatchd
-AGENT=$BUILD/agent/railwatch-agent
-CLI=$BUILD/cli/railwatch
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/railwatch-e2e-XXXXXX")
-PIDS=()
-
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-fail() {
-  echo "FAIL: $*" >&2
-  for log in "$WORK"/*.log; do echo "--- $log" >&2; tail -n 20 "$log" >&2; done
-  exit 1
-}
-
-# wait_for SECONDS DESCRIPTION COMMAND...: retries COMMAND every 0.2 s.
-wait_for() {
-  local secs=$1 what=$2
-  shift 2
-  local deadline=$((SECONDS + secs))
-  until "$@" >/dev/null 2>&1; do
-    [ $SECONDS -lt $deadline ] || fail "timed out after ${secs}s waiting for $what"
-    sleep 0.2
-  done
-}
-
-json_field() {  # json_field FILE KEY: first string value of KEY
-  sed -n "s/.*\"$2\": *\"\([^\"]*\)\".*/\1/p" "$1" | head -n 1
-}
-
-start_daemon() {  # start_daemon GRPC_LISTEN READY_FILE LOG
-  rm -f "$2"
-  "$DAEMON" --listen="$1" --metrics_listen=127.0.0.1:0 --rules="$SRC/rules" \
-    --ready_file="$2" >"$3" 2>&1 &
-  DAEMON_PID=$!
-  PIDS+=("$DAEMON_PID")
-  wait_for 30 "daemon ready file $2" test -s "$2"
-  GRPC=$(json_field "$2" grpc)
-  METRICS=$(json_field "$2" metrics)
-}
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 
 agents_connected() {  # agents_connected N
   [ "$("$CLI" --server="$GRPC" agents --json | grep -c '"connected": true')" -eq "$1" ]

@@ -7,38 +7,8 @@
 set -euo pipefail
 
 BUILD=${1:?usage: switch_agent_e2e.sh BUILD_DIR}
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
-SIM=$BUILD/sim/railwatch-sim
-DAEMON=$BUILD/daemon/railwatchd
-AGENT=$BUILD/agent/railwatch-agent
-CLI=$BUILD/cli/railwatch
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/railwatch-switch-e2e-XXXXXX")
-PIDS=()
-
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-fail() {
-  echo "FAIL: $*" >&2
-  for log in "$WORK"/*.log; do echo "--- $log" >&2; tail -n 20 "$log" >&2; done
-  exit 1
-}
-
-wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...: retries COMMAND every 0.2 s
-  local secs=$1 what=$2
-  shift 2
-  local deadline=$((SECONDS + secs))
-  until "$@" >/dev/null 2>&1; do
-    [ $SECONDS -lt $deadline ] || fail "timed out after ${secs}s waiting for $what"
-    sleep 0.2
-  done
-}
-
-json_field() { sed -n "s/.*\"$2\": *\"\([^\"]*\)\".*/\1/p" "$1" | head -n 1; }
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 
 scrape() { curl -fsS "http://$METRICS/metrics" >"$1"; }
 
@@ -56,13 +26,7 @@ has() { grep -q "^$2 " "$1"; }
 PIDS+=($!)
 wait_for 20 "the simulator's targets file" test -s "$WORK/targets.yaml"
 
-rm -f "$WORK/ready.json"
-"$DAEMON" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --rules="$SRC/rules" \
-  --ready_file="$WORK/ready.json" >"$WORK/daemon.log" 2>&1 &
-PIDS+=($!)
-wait_for 30 "daemon ready file" test -s "$WORK/ready.json"
-GRPC=$(json_field "$WORK/ready.json" grpc)
-METRICS=$(json_field "$WORK/ready.json" metrics)
+start_daemon 127.0.0.1:0 "$WORK/ready.json" "$WORK/daemon.log"
 
 "$AGENT" --role=switch --agent_id=switch-agent-1 --server="$GRPC" \
   --gnmi_targets="$WORK/targets.yaml" --gnmi_profiles="$SRC/profiles/gnmi" \
