@@ -13,6 +13,8 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "engine/playbook.h"
+#include "store/event_store.h"
+#include "topology/fabric_map.h"
 #include "railwatch/v1/query.pb.h"
 #include "store/series_store.h"
 
@@ -26,23 +28,39 @@ class DiagnosisListener {
   virtual void OnResolved(const v1::Diagnosis& diagnosis) = 0;
 };
 
-// Evaluates playbooks against the series store and keeps the diagnoses they raise.
+// Evaluates playbooks against the series store and event log and keeps the diagnoses they
+// raise.
 //
-// Each playbook result is keyed by (playbook, culprit labels). A new key starts pending and
-// fires once its condition has held for `for`; a firing diagnosis that stops matching stays
-// firing for `keep_firing_for` and then resolves. Evaluation runs every `interval` and, at
-// most every `min_interval`, soon after new data for a series a playbook reads (Poke).
+// Each playbook result is keyed by (playbook, group_by or culprit labels). A new key starts
+// pending and fires once its condition has held for `for`; a firing diagnosis that stops
+// matching stays firing for `keep_firing_for` and then resolves. Playbooks that explain
+// others are evaluated first: a symptom related to an active cause (ExplainRule) is attached
+// to the cause as evidence and raises no diagnosis of its own; a symptom diagnosis already
+// firing when its cause appears resolves with explained_by set. Evaluation runs every
+// `interval` and, at most every `min_interval`, soon after new data for a series or event a
+// playbook reads (Poke).
 class Engine {
  public:
   struct Options {
     absl::Duration interval = absl::Seconds(1);
     absl::Duration min_interval = absl::Milliseconds(50);
-    // Resolved diagnoses kept for queries.
+    // Resolved diagnoses kept for queries (and for repeat-offender counts).
     size_t history = 1000;
+    // Cost of one stalled GPU for an hour, for Diagnosis.blast_radius.cost_per_minute.
+    double gpu_hour_cost = 30;
+    // Earlier incidents of the same playbook and key within this window are counted as
+    // repeats (Diagnosis.previous_incidents).
+    absl::Duration repeat_window = absl::Hours(24 * 7);
+  };
+
+  // What the engine reads besides the series store; either may be null.
+  struct Sources {
+    const EventStore* events = nullptr;
+    const FabricMap* fabric = nullptr;
   };
 
   Engine(Options options, std::vector<Playbook> playbooks, SeriesStore& store,
-         const Clock& clock);
+         const Clock& clock, Sources sources = {});
   ~Engine();
 
   void AddListener(DiagnosisListener* listener);

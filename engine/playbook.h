@@ -10,6 +10,23 @@
 
 namespace railwatch {
 
+// How a root-cause playbook claims the results of a symptom playbook: a symptom whose
+// element is related to an active diagnosis of this playbook becomes evidence of it instead
+// of a diagnosis of its own (docs/PLAYBOOKS.md, "One incident, one diagnosis").
+struct ExplainRule {
+  std::vector<std::string> playbooks;  // symptom playbooks
+  // same_node, same_host, same_link, same_rail, same_leaf, same_job, or fabric (within
+  // `hops` cable hops of the culprit). Relations compare topology-enriched labels.
+  std::string relation = "same_host";
+  int hops = 2;
+  // Labels that must also be equal on cause and symptom (Alertmanager's inhibit `equal`).
+  std::vector<std::string> equal;
+  // A symptom may have started up to this long before the cause (logs arrive late, counters
+  // are sampled).
+  absl::Duration lead = absl::Minutes(2);
+  std::string source;  // file:line:column
+};
+
 // One playbook item of a rules file, after validation.
 struct Playbook {
   std::string name;
@@ -21,6 +38,12 @@ struct Playbook {
   v1::Severity severity = v1::SEVERITY_WARNING;
   // Labels of a result that name the culprit; empty means all of them.
   std::vector<std::string> culprit;
+  // Labels that key one incident when a result has all of them (e.g. [link], so both ends of
+  // a cable are one diagnosis); otherwise the culprit labels key it.
+  std::vector<std::string> group_by;
+  // Blast radius scope: host, leaf, rail, job or fabric (FabricMap::Blast).
+  std::string blast_radius = "host";
+  std::vector<ExplainRule> explains;
   // One-line summary with {{label}} and {{value}} placeholders.
   std::string summary;
   // Absolute path of the runbook (resolved against the rules file's directory) or a URL.
@@ -52,6 +75,12 @@ struct LoadResult {
 
 // Loads every *.yaml / *.yml file of each path (a file or a directory, non-recursive, in name
 // order). All problems are collected; a broken item is skipped and the rest are loaded.
+//
+// Items: `list` (named values for `in` matchers), `macro` (named condition fragments) and
+// `playbook`. A later item with `override:` changes an earlier one of the same name without
+// editing its file: `override: {condition: append, tags: append, for: replace, ...}` (or an
+// item that gives only `enabled:`). Lists and macros may be used by any file, before or after
+// their definition; conditions are parsed once every file is read.
 LoadResult LoadPlaybooks(const std::vector<std::string>& paths);
 
 // Loads one document given as text; `file` is used in messages and to resolve runbooks.

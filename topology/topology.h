@@ -31,6 +31,14 @@ struct TopologyLink {
   std::string peer_port;
 };
 
+// A job from the topology file's `jobs:` section (jobs learnt from NCCL logs live in
+// JobRegistry, topology/fabric_map.h).
+struct TopologyJob {
+  std::string name;
+  std::vector<std::string> hosts;
+  int gpus_per_host = 8;
+};
+
 struct TopologySwitch {
   std::string name;
   std::string role;     // leaf, spine, ... (free text)
@@ -55,6 +63,7 @@ class Topology {
 
   const std::vector<TopologyHost>& hosts() const { return hosts_; }
   const std::vector<TopologySwitch>& switches() const { return switches_; }
+  const std::vector<TopologyJob>& jobs() const { return jobs_; }
   // nullptr when the topology does not say what is on that port.
   const TopologyPortPeer* PeerOf(std::string_view switch_name, std::string_view port) const;
 
@@ -63,6 +72,7 @@ class Topology {
 
   std::vector<TopologyHost> hosts_;
   std::vector<TopologySwitch> switches_;
+  std::vector<TopologyJob> jobs_;
   absl::flat_hash_map<std::string, TopologyPortPeer> peers_;  // "switch\0port"
 };
 

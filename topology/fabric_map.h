@@ -1,0 +1,118 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "common/labels.h"
+#include "store/event_store.h"
+#include "topology/topology.h"
+
+namespace railwatch {
+
+// Which jobs run where: static jobs from the topology file's `jobs:` section, and jobs learnt
+// from NCCL communicator events (nccl.comm_init / nccl.comm_info, keyed by commId) that agents
+// tail. Thread-safe: ingest threads Observe(), the rules engine reads.
+struct JobInfo {
+  std::string name;                 // topology name, or "nccl-<commId>" for learnt jobs
+  std::vector<std::string> hosts;   // sorted, unique
+  uint32_t gpus = 0;                // ranks for NCCL jobs; hosts x gpus_per_host for static ones
+  uint32_t ranks = 0;
+  std::string source;               // "topology" or "nccl"
+  int64_t last_seen_unix_nano = 0;  // learnt jobs: newest event
+};
+
+class JobRegistry {
+ public:
+  JobRegistry() = default;
+  // Replaces the static jobs.
+  void SetStatic(const std::vector<TopologyJob>& jobs);
+  // Learns from an NCCL communicator event (others are ignored). Returns true when it changed
+  // what the registry knows.
+  bool Observe(const StoredEvent& event);
+  // Jobs with at least one rank on one of `hosts`, by name.
+  std::vector<JobInfo> JobsOnHosts(const std::vector<std::string>& hosts) const;
+  // Jobs running on `host`, by name (usually one).
+  std::vector<std::string> JobsOfHost(std::string_view host) const;
+  std::vector<JobInfo> All() const;
+
+ private:
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, JobInfo> jobs_ ABSL_GUARDED_BY(mu_);
+};
+
+// The culprit's reach: hosts it stalls, jobs that run there and the GPUs they hold.
+struct JobImpact {
+  std::string job;
+  uint32_t gpus = 0;
+  uint32_t ranks = 0;
+  std::vector<std::string> hosts;  // this job's hosts inside the scope
+};
+struct BlastRadius {
+  std::string scope;               // "host", "leaf", "rail", "job", "fabric"
+  std::vector<std::string> hosts;  // hosts inside the scope, sorted
+  std::vector<JobImpact> jobs;     // by name
+  uint32_t gpus = 0;               // sum over jobs (a collective waits for its slowest rank)
+};
+
+// What the rules engine asks of the topology: which labels an element gets (topology()), what
+// is at the other end of a cable (peer()), how far apart two nodes are, and the blast radius.
+//
+// Node names: a NIC is "host/device" (gpu-node-117/mlx5_3), a switch is its name. Link ids are
+// the two ends sorted and joined with " <-> ": "gpu-node-117/mlx5_3 <-> leaf-r3/Ethernet12" or
+// "leaf-r3/Ethernet256 <-> spine-0/Ethernet0".
+//
+// Either pointer may be null (no topology file, no jobs): then only what the labels already
+// say is used.
+class FabricMap {
+ public:
+  FabricMap(std::shared_ptr<const Topology> topology, const JobRegistry* jobs);
+
+  // topology(): adds labels, never overwriting one the element has:
+  //  - host + device, or host + interface (a netdev): the NIC. Adds device, netdev, rail,
+  //    leaf (its switch), leaf_port, node ("host/device"), link (when the NIC's switch port is
+  //    known), job (first job of the host, by name).
+  //  - host alone: node = host, job.
+  //  - switch (+ interface): node = switch, role (from the file). With an interface whose far
+  //    end is known: a NIC there adds peer_host, peer_device, rail, leaf (= switch), link, job
+  //    (the peer host's); a switch there adds peer_switch, peer_port, link, and leaf (whichever
+  //    end has role "leaf"). Without an interface, a leaf switch gets leaf = switch.
+  // Returns false when the topology knew nothing about the element (labels still may gain
+  // node).
+  bool Enrich(Labels& labels) const;
+
+  // peer(): replaces the element's identity with the far end of its cable, then Enrich()es:
+  //  - a switch port facing a NIC becomes {host, device, interface = netdev};
+  //  - a switch port facing a switch becomes {switch = peer, interface = peer_port};
+  //  - a NIC (host + device or interface) becomes {switch = leaf, interface = leaf_port}.
+  // Other labels (priority, queue ...) are kept; direction rx and tx are swapped (what one end
+  // receives the other sent). Returns false, leaving labels untouched, when the far end is
+  // unknown.
+  bool ToPeer(Labels& labels) const;
+
+  // Hops between two nodes over NIC-leaf and switch-switch cables; 0 for the same node, -1
+  // when either is unknown or they are not connected.
+  int HopDistance(std::string_view node_a, std::string_view node_b) const;
+
+  // scope: "host" (the culprit's host, or the hosts whose NICs plug into the culprit switch
+  // port), "leaf" (every host with a NIC on the culprit's leaf; a spine: every host on the
+  // leaves linked to it), "rail" (every host with a NIC on the culprit's rail), "job" (the
+  // hosts of the culprit host's jobs), "fabric" (every host). `culprit` is an enriched label
+  // set. Jobs are those with a rank inside the scope.
+  BlastRadius Blast(const Labels& culprit, std::string_view scope) const;
+
+  const Topology* topology() const { return topology_.get(); }
+  const JobRegistry* jobs() const { return jobs_; }
+
+ private:
+  struct Index;
+  std::shared_ptr<const Topology> topology_;
+  const JobRegistry* jobs_;
+  std::shared_ptr<const Index> index_;
+};
+
+}  // namespace railwatch
