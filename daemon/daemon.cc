@@ -81,6 +81,10 @@ absl::Status WriteReadyFile(const std::string& path, const std::string& grpc,
 
 struct Daemon::Impl {
   std::unique_ptr<SeriesStore> store;
+  std::unique_ptr<EventStore> events;
+  std::shared_ptr<const Topology> topology;
+  JobRegistry jobs;
+  std::unique_ptr<FabricMap> fabric;
   std::unique_ptr<Engine> engine;
   AgentRegistry agents;
   LogListener log_listener;
@@ -122,14 +126,34 @@ absl::Status Daemon::Start() {
   const size_t enabled = std::count_if(rules.playbooks.begin(), rules.playbooks.end(),
                                        [](const Playbook& p) { return p.enabled; });
 
-  // 2. Store and engine.
+  // 2. Topology: a bad file stops the start, with every problem listed.
+  if (!options_.topology.empty()) {
+    absl::StatusOr<Topology> topo = Topology::LoadFile(options_.topology);
+    if (!topo.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("topology ", options_.topology, ":\n", topo.status().message()));
+    }
+    d.topology = std::make_shared<const Topology>(std::move(*topo));
+    d.jobs.SetStatic(d.topology->jobs());
+    spdlog::info("topology {}: {} hosts, {} switches, {} jobs", options_.topology,
+                 d.topology->hosts().size(), d.topology->switches().size(),
+                 d.topology->jobs().size());
+  } else {
+    spdlog::info("no --topology: diagnoses name devices but not rails, leaves or jobs");
+  }
+  d.fabric = std::make_unique<FabricMap>(d.topology, &d.jobs);
+
+  // 3. Stores and engine.
   d.store = std::make_unique<SeriesStore>(SeriesStore::Options{options_.retention_samples});
+  d.events = std::make_unique<EventStore>(EventStore::Options{options_.event_capacity});
   Engine::Options eo;
   eo.interval = options_.eval_interval;
-  d.engine = std::make_unique<Engine>(eo, std::move(rules.playbooks), *d.store, clock_);
+  eo.gpu_hour_cost = options_.gpu_hour_cost;
+  d.engine = std::make_unique<Engine>(eo, std::move(rules.playbooks), *d.store, clock_,
+                                      Engine::Sources{d.events.get(), d.fabric.get()});
   d.engine->AddListener(&d.log_listener);
 
-  // 3. Metrics.
+  // 4. Metrics.
   d.registry = std::make_shared<prometheus::Registry>();
   d.metrics = std::make_unique<DaemonMetrics>(*d.registry);
   d.metrics->playbooks_loaded.Set(static_cast<double>(enabled));
@@ -150,10 +174,11 @@ absl::Status Daemon::Start() {
   metrics_address_ =
       absl::StrCat(HostOf(options_.metrics_listen), ":", ports.empty() ? 0 : ports[0]);
 
-  // 4. gRPC: Ingest for agents, Query for the CLI, reflection for grpcurl.
+  // 5. gRPC: Ingest for agents, Query for the CLI, reflection for grpcurl.
   Engine* engine = d.engine.get();
   d.ingest = std::make_unique<IngestService>(IngestService::Deps{
-      *d.store, d.agents, *d.metrics, clock_, [engine] { engine->Poke(); }});
+      *d.store, d.agents, *d.metrics, clock_, [engine] { engine->Poke(); }, d.events.get(),
+      &d.jobs});
   d.query = std::make_unique<QueryService>(*d.engine, d.agents, d.store.get());
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -174,7 +199,7 @@ absl::Status Daemon::Start() {
   }
   grpc_address_ = absl::StrCat(HostOf(options_.grpc_listen), ":", grpc_port);
 
-  // 5. Evaluate.
+  // 6. Evaluate.
   d.engine->Start();
 
   spdlog::info("railwatchd ready: gRPC on {}, /metrics on http://{}/metrics, {} playbooks",

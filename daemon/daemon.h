@@ -17,6 +17,12 @@ struct DaemonOptions {
   absl::Duration eval_interval = absl::Seconds(1);
   size_t retention_samples = 600;
   absl::Duration stale_after = absl::Minutes(5);
+  // Topology file (hosts, NICs, rails, switch links, jobs); empty: none.
+  std::string topology;
+  // Cost of one GPU-hour, for blast radius $/minute.
+  double gpu_hour_cost = 30;
+  // Events kept for the rules engine and queries.
+  size_t event_capacity = 100'000;
   // Written once both listeners are up: {"grpc": "host:port", "metrics": "host:port"}.
   std::string ready_file;
 };

@@ -1,5 +1,7 @@
 #include "daemon/ingest_service.h"
 
+#include <map>
+
 #include <cctype>
 
 #include "absl/container/flat_hash_map.h"
@@ -145,6 +147,26 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1:
     }
     deps_.metrics.samples_ingested.Increment(static_cast<double>(stored));
     deps_.metrics.events_ingested.Increment(batch.events_size());
+    if (deps_.events != nullptr) {
+      for (const v1::Event& e : batch.events()) {
+        StoredEvent se;
+        se.kind = e.kind();
+        se.time_unix_nano = e.time_unix_nano() != 0 ? e.time_unix_nano() : deps_.clock.NowNanos();
+        se.labels.reserve(e.labels_size());
+        for (const v1::Label& l : e.labels()) se.labels.push_back({l.name(), l.value()});
+        // Sorted for a stable order in evidence and messages.
+        std::map<std::string, std::string> attrs(e.attributes().begin(), e.attributes().end());
+        se.attributes.assign(attrs.begin(), attrs.end());
+        se.raw = e.raw();
+        if (deps_.jobs != nullptr) {
+          NormalizeLabels(se.labels);
+          deps_.jobs->Observe(se);
+        }
+        bool event_watched = false;
+        deps_.events->Append(std::move(se), &event_watched);
+        watched |= event_watched;
+      }
+    }
     last_sequence_ = batch.sequence();
     deps_.agents.BatchStored(agent_id_, last_sequence_, stored,
                              static_cast<uint32_t>(local_to_ref_.size()), newest,

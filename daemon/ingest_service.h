@@ -6,12 +6,14 @@
 #include "daemon/agent_registry.h"
 #include "exporters/daemon_metrics.h"
 #include "railwatch/v1/ingest.grpc.pb.h"
+#include "store/event_store.h"
 #include "store/series_store.h"
+#include "topology/fabric_map.h"
 
 namespace railwatch {
 
 // Receives agent streams (callback API: no thread per stream). Each stream interns its series
-// definitions into the store, appends points, acknowledges batches cumulatively, and wakes the
+// definitions into the store, appends points and events, acknowledges batches cumulatively, and wakes the
 // rules engine when a watched series moves.
 class IngestService final : public v1::Ingest::CallbackService {
  public:
@@ -21,6 +23,9 @@ class IngestService final : public v1::Ingest::CallbackService {
     DaemonMetrics& metrics;
     const Clock& clock;
     std::function<void()> on_watched_update;
+    // Where events go (null: counted and dropped), and who learns jobs from them.
+    EventStore* events = nullptr;
+    JobRegistry* jobs = nullptr;
   };
   explicit IngestService(Deps deps) : deps_(std::move(deps)) {}
 

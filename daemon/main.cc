@@ -27,6 +27,12 @@ ABSL_FLAG(absl::Duration, stale_after, absl::Minutes(5),
           "series without a sample for this long leave /metrics");
 ABSL_FLAG(std::string, ready_file, "",
           "write {\"grpc\": ..., \"metrics\": ...} here once listening (for scripts and tests)");
+ABSL_FLAG(std::string, topology, "",
+          "topology file (YAML: hosts, NICs -> rails and switch ports, switch links, jobs; "
+          "docs/TOPOLOGY.md); lets diagnoses name rails, leaves, jobs and the blast radius");
+ABSL_FLAG(double, gpu_hour_cost, 30,
+          "what one GPU-hour costs (fully loaded), for the blast radius' $/minute");
+ABSL_FLAG(int, event_capacity, 100000, "events kept in memory for playbooks and queries");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn or error");
 
 int main(int argc, char** argv) {
@@ -58,6 +64,9 @@ int main(int argc, char** argv) {
   options.retention_samples = static_cast<size_t>(std::max(2, absl::GetFlag(FLAGS_retention)));
   options.stale_after = absl::GetFlag(FLAGS_stale_after);
   options.ready_file = absl::GetFlag(FLAGS_ready_file);
+  options.topology = absl::GetFlag(FLAGS_topology);
+  options.gpu_hour_cost = absl::GetFlag(FLAGS_gpu_hour_cost);
+  options.event_capacity = static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_event_capacity)));
 
 
   railwatch::Daemon daemon(options);

@@ -1,14 +1,41 @@
 #include "engine/engine.h"
 
+#include <algorithm>
 #include <chrono>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/text.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "common/logging.h"
+#include "common/text.h"
 
 namespace railwatch {
+
+namespace {
+
+// Caps that keep one diagnosis readable (and bounded) however much a storm spreads.
+constexpr size_t kMaxSeriesEvidence = 16;
+constexpr size_t kMaxEventEvidence = 8;
+constexpr size_t kMaxSymptomEvidence = 32;
+constexpr size_t kMaxSymptoms = 512;
+constexpr size_t kMaxIncidentTimes = 64;
+
+void AddLabel(google::protobuf::RepeatedPtrField<v1::Label>* out, const Label& l) {
+  v1::Label* pl = out->Add();
+  pl->set_name(l.name);
+  pl->set_value(l.value);
+}
+
+std::string LabelValue(const Labels& labels, std::string_view name) {
+  const std::string* v = FindLabel(labels, name);
+  return v == nullptr ? std::string() : *v;
+}
+
+}  // namespace
 
 std::string ExpandTemplate(const std::string& tmpl, const Labels& labels, double value) {
   std::string out;
@@ -34,17 +61,119 @@ std::string ExpandTemplate(const std::string& tmpl, const Labels& labels, double
   return out;
 }
 
+std::vector<std::string> RunbookCommands(std::string_view markdown) {
+  std::vector<std::string> out;
+  bool in_shell = false, in_other = false;
+  for (absl::string_view line : absl::StrSplit(AsAbsl(markdown), '\n')) {
+    absl::string_view t = absl::StripAsciiWhitespace(line);
+    if (absl::StartsWith(t, "```")) {
+      if (in_shell || in_other) {
+        in_shell = in_other = false;
+      } else {
+        absl::string_view lang = absl::StripAsciiWhitespace(t.substr(3));
+        in_shell = lang == "sh" || lang == "bash" || lang == "shell" || lang == "console";
+        in_other = !in_shell;
+      }
+      continue;
+    }
+    if (!in_shell || t.empty() || absl::StartsWith(t, "#")) continue;
+    absl::ConsumePrefix(&t, "$ ");
+    out.emplace_back(t);
+  }
+  return out;
+}
+
+std::string DescribeLocation(const Labels& labels) {
+  const std::string host = LabelValue(labels, "host"), sw = LabelValue(labels, "switch");
+  std::vector<std::string> where;
+  std::string head;
+  if (!host.empty()) {
+    head = host;
+    std::string dev = LabelValue(labels, "device");
+    if (dev.empty()) dev = LabelValue(labels, "interface");
+    if (!dev.empty()) absl::StrAppend(&head, " ", dev);
+    if (std::string r = LabelValue(labels, "rail"); !r.empty()) where.push_back("rail " + r);
+    if (std::string leaf = LabelValue(labels, "leaf"); !leaf.empty()) {
+      std::string lp = LabelValue(labels, "leaf_port");
+      where.push_back(lp.empty() ? leaf : absl::StrCat(leaf, " ", lp));
+    }
+  } else if (!sw.empty()) {
+    head = sw;
+    if (std::string i = LabelValue(labels, "interface"); !i.empty()) absl::StrAppend(&head, " ", i);
+    if (std::string ph = LabelValue(labels, "peer_host"); !ph.empty()) {
+      std::string pd = LabelValue(labels, "peer_device");
+      where.push_back(absl::StrCat("to ", ph, pd.empty() ? "" : " ", pd));
+    } else if (std::string ps = LabelValue(labels, "peer_switch"); !ps.empty()) {
+      std::string pp = LabelValue(labels, "peer_port");
+      where.push_back(absl::StrCat("to ", ps, pp.empty() ? "" : " ", pp));
+    }
+    if (std::string r = LabelValue(labels, "rail"); !r.empty()) where.push_back("rail " + r);
+  } else if (std::string link = LabelValue(labels, "link"); !link.empty()) {
+    head = link;
+  } else {
+    head = FormatLabels(labels);
+  }
+  if (std::string job = LabelValue(labels, "job"); !job.empty()) where.push_back("job " + job);
+  if (where.empty()) return head;
+  return absl::StrCat(head, " (", absl::StrJoin(where, ", "), ")");
+}
+
 Engine::Engine(Options options, std::vector<Playbook> playbooks, SeriesStore& store,
                const Clock& clock)
-    : options_(options), playbooks_(std::move(playbooks)), store_(store), clock_(clock) {
-  absl::flat_hash_set<std::string> names;
+    : Engine(options, std::move(playbooks), store, clock, Sources{}) {}
+
+Engine::Engine(Options options, std::vector<Playbook> playbooks, SeriesStore& store,
+               const Clock& clock, Sources sources)
+    : options_(options),
+      playbooks_(std::move(playbooks)),
+      store_(store),
+      clock_(clock),
+      sources_(sources) {
+  absl::flat_hash_set<std::string> names, kinds;
+  absl::flat_hash_map<std::string, const Playbook*> by_name;
   for (const Playbook& pb : playbooks_) {
-    if (!pb.enabled) continue;
-    std::vector<std::string> metric_names;
+    if (!pb.enabled || pb.condition == nullptr) continue;
+    by_name[pb.name] = &pb;
+    std::vector<std::string> metric_names, event_kinds;
     pb.condition->CollectMetricNames(metric_names);
+    pb.condition->CollectEventKinds(event_kinds);
     names.insert(metric_names.begin(), metric_names.end());
+    kinds.insert(event_kinds.begin(), event_kinds.end());
+    if (!pb.runbook.empty() && !absl::StrContains(pb.runbook, "://")) {
+      absl::StatusOr<std::string> text = ReadFile(pb.runbook);
+      if (text.ok()) {
+        runbooks_[pb.name] = {*text, RunbookCommands(*text)};
+      } else {
+        spdlog::warn("playbook {}: cannot read runbook {}: {}", pb.name, pb.runbook,
+                     text.status().message());
+      }
+    }
   }
   store_.Watch(names);
+  if (sources_.events != nullptr) sources_.events->Watch(kinds);
+
+  for (const auto& [name, pb] : by_name) {
+    for (const ExplainRule& rule : pb->explains) {
+      for (const std::string& symptom : rule.playbooks) {
+        if (by_name.contains(symptom)) causes_of_[symptom].push_back({pb, &rule});
+      }
+    }
+  }
+  // Causes before the symptoms they explain (depth-first; a cycle keeps file order).
+  absl::flat_hash_set<const Playbook*> placed, visiting;
+  std::function<void(const Playbook*)> place = [&](const Playbook* pb) {
+    if (placed.contains(pb) || visiting.contains(pb)) return;
+    visiting.insert(pb);
+    if (auto it = causes_of_.find(pb->name); it != causes_of_.end()) {
+      for (const auto& [cause, rule] : it->second) place(cause);
+    }
+    visiting.erase(pb);
+    placed.insert(pb);
+    order_.push_back(pb);
+  };
+  for (const Playbook& pb : playbooks_) {
+    if (by_name.contains(pb.name) && by_name[pb.name] == &pb) place(&pb);
+  }
 }
 
 Engine::~Engine() { Stop(); }
@@ -93,9 +222,7 @@ void Engine::EvaluateOnce() {
   std::vector<DiagnosisListener*> listeners;
   {
     absl::MutexLock lock(&mu_);
-    for (const Playbook& pb : playbooks_) {
-      if (pb.enabled) EvaluatePlaybook(pb, now, transitions);
-    }
+    for (const Playbook* pb : order_) EvaluatePlaybook(*pb, now, transitions);
     ++stats_.evaluations;
     stats_.last_duration_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -122,26 +249,177 @@ Labels CulpritLabels(const Playbook& pb, const Labels& labels) {
   return out;
 }
 
-std::string DiagnosisId(const std::string& playbook, const Labels& culprit, int64_t since) {
-  uint64_t h = SeriesFingerprint(playbook, culprit) ^ static_cast<uint64_t>(since);
+// group_by when the result has all of those labels, else the culprit labels.
+std::string GroupKey(const Playbook& pb, const Labels& labels) {
+  if (!pb.group_by.empty()) {
+    Labels key;
+    for (const std::string& name : pb.group_by) {
+      const std::string* v = FindLabel(labels, name);
+      if (v == nullptr) {
+        key.clear();
+        break;
+      }
+      key.push_back({name, *v});
+    }
+    if (!key.empty()) {
+      NormalizeLabels(key);
+      return FormatLabels(key);
+    }
+  }
+  return FormatLabels(CulpritLabels(pb, labels));
+}
+
+std::string DiagnosisId(const std::string& playbook, const std::string& key, int64_t since) {
+  uint64_t h = SeriesFingerprint(playbook, {{"key", key}}) ^ static_cast<uint64_t>(since);
   h *= 0x9E3779B97F4A7C15ull;
   return absl::StrFormat("%012x", h >> 16);
 }
 
+template <typename T>
+void AppendCapped(std::vector<T>& to, const std::vector<T>& from, size_t cap) {
+  for (const T& x : from) {
+    if (to.size() >= cap) return;
+    to.push_back(x);
+  }
+}
+
 }  // namespace
 
-void Engine::FillEvidence(const VectorElement& element, int64_t now, v1::Diagnosis& d) const {
+std::vector<Engine::Candidate> Engine::Candidates(const Playbook& pb, int64_t now) const {
+  EvalContext ctx{store_, sources_.events, sources_.fabric, now};
+  std::vector<Candidate> out;
+  absl::flat_hash_map<std::string, size_t> index;
+  for (VectorElement& element : pb.condition->Evaluate(ctx)) {
+    Labels labels = std::move(element.labels);
+    if (sources_.fabric != nullptr) sources_.fabric->Enrich(labels);
+    std::string key = GroupKey(pb, labels);
+    auto [it, inserted] = index.try_emplace(key, out.size());
+    if (inserted) {
+      out.push_back({std::move(key), std::move(labels), element.value,
+                     std::move(element.evidence), std::move(element.event_evidence)});
+      continue;
+    }
+    // Several results for one incident (both ends of a link, five flaps): one candidate
+    // with everyone's evidence.
+    Candidate& c = out[it->second];
+    c.value = std::max(c.value, element.value);
+    AppendCapped(c.evidence, element.evidence, kMaxSeriesEvidence);
+    AppendCapped(c.events, element.event_evidence, kMaxEventEvidence);
+  }
+  return out;
+}
+
+bool Engine::Related(const ExplainRule& rule, const Active& cause, const Labels& s) const {
+  const Labels& c = cause.labels;
+  for (const std::string& name : rule.equal) {
+    const std::string* a = FindLabel(c, name);
+    const std::string* b = FindLabel(s, name);
+    if (a == nullptr || b == nullptr || *a != *b) return false;
+  }
+  auto eq = [](const std::string& a, const std::string& b) { return !a.empty() && a == b; };
+  const std::string& r = rule.relation;
+  if (r == "same_node") return eq(LabelValue(c, "node"), LabelValue(s, "node"));
+  if (r == "same_link") return eq(LabelValue(c, "link"), LabelValue(s, "link"));
+  if (r == "same_rail") return eq(LabelValue(c, "rail"), LabelValue(s, "rail"));
+  if (r == "same_host") {
+    const std::string ch = LabelValue(c, "host"), cph = LabelValue(c, "peer_host");
+    const std::string sh = LabelValue(s, "host"), sph = LabelValue(s, "peer_host");
+    return eq(ch, sh) || eq(ch, sph) || eq(cph, sh);
+  }
+  auto leaf_of = [](const Labels& l) {
+    std::string leaf = LabelValue(l, "leaf");
+    if (leaf.empty() && LabelValue(l, "role") == "leaf") leaf = LabelValue(l, "switch");
+    return leaf;
+  };
+  if (r == "same_leaf") {
+    const std::string cl = leaf_of(c), sl = leaf_of(s);
+    return eq(cl, sl) || eq(cl, LabelValue(s, "switch")) || eq(LabelValue(c, "switch"), sl);
+  }
+  if (r == "same_job") {
+    const std::string sj = LabelValue(s, "job");
+    if (eq(LabelValue(c, "job"), sj)) return true;
+    for (const JobImpact& j : cause.blast.jobs) {
+      if (j.job == sj) return true;
+    }
+    for (const std::string& h : {LabelValue(s, "host"), LabelValue(s, "peer_host")}) {
+      if (!h.empty() &&
+          std::binary_search(cause.blast.hosts.begin(), cause.blast.hosts.end(), h)) {
+        return true;
+      }
+    }
+    return false;
+  }
+  if (r == "fabric") {
+    const std::string cn = LabelValue(c, "node"), sn = LabelValue(s, "node");
+    if (eq(cn, sn)) return true;
+    if (sources_.fabric != nullptr && !cn.empty() && !sn.empty()) {
+      const int hops = sources_.fabric->HopDistance(cn, sn);
+      if (hops >= 0) return hops <= rule.hops;
+    }
+    // Without a path between them, the same leaf is the best we know.
+    const std::string cl = leaf_of(c), sl = leaf_of(s);
+    return eq(cl, sl) || eq(cl, LabelValue(s, "switch"));
+  }
+  return false;
+}
+
+Engine::Active* Engine::FindCause(const Playbook& symptom, const Candidate& c,
+                                  int64_t first_seen) {
+  auto it = causes_of_.find(symptom.name);
+  if (it == causes_of_.end()) return nullptr;
+  for (const auto& [cause_pb, rule] : it->second) {
+    const std::string prefix = cause_pb->name + '\0';
+    for (auto& [key, a] : active_) {
+      if (!key.starts_with(prefix)) continue;
+      if (a.diagnosis.state() != v1::DIAGNOSIS_STATE_PENDING &&
+          a.diagnosis.state() != v1::DIAGNOSIS_STATE_FIRING) {
+        continue;
+      }
+      if (first_seen < a.diagnosis.active_since_unix_nano() -
+                           absl::ToInt64Nanoseconds(rule->lead)) {
+        continue;  // the symptom was there well before the cause: not its effect
+      }
+      if (Related(*rule, a, c.labels)) return &a;
+    }
+  }
+  return nullptr;
+}
+
+void Engine::Attach(Active& cause, const Playbook& symptom, const Candidate& c,
+                    int64_t first_seen, int64_t now) {
+  const std::string skey = symptom.name + '\0' + c.key;
+  auto [it, inserted] = cause.symptoms.try_emplace(skey);
+  Symptom& s = it->second;
+  if (inserted) {
+    if (cause.symptoms.size() > kMaxSymptoms) {
+      cause.symptoms.erase(it);
+      return;
+    }
+    s.playbook = symptom.name;
+    s.first_seen = first_seen;
+    cause.diagnosis.add_explains(absl::StrCat(symptom.name, " ", c.key));
+  }
+  s.labels = c.labels;
+  s.value = c.value;
+  s.last_seen = now;
+  if (!c.evidence.empty()) {
+    SeriesMeta meta = store_.Meta(c.evidence.front().series);
+    s.series = FormatSeries(meta.name, meta.labels);
+  } else if (!c.events.empty()) {
+    s.series = FormatSeries(c.events.front().kind, c.events.front().labels);
+  }
+}
+
+void Engine::FillEvidence(const Candidate& c, const Active& a, int64_t now,
+                          v1::Diagnosis& d) const {
   d.clear_evidence();
-  for (const EvidenceRef& ref : element.evidence) {
+  for (const EvidenceRef& ref : c.evidence) {
     SeriesMeta meta = store_.Meta(ref.series);
     v1::Evidence* e = d.add_evidence();
+    e->set_kind("series");
     e->set_series(FormatSeries(meta.name, meta.labels));
     e->set_name(meta.name);
-    for (const Label& l : meta.labels) {
-      v1::Label* pl = e->add_labels();
-      pl->set_name(l.name);
-      pl->set_value(l.value);
-    }
+    for (const Label& l : meta.labels) AddLabel(e->mutable_labels(), l);
     e->set_value(ref.value);
     if (ref.function.empty()) {
       e->set_summary(absl::StrFormat("value = %g", ref.value));
@@ -152,6 +430,7 @@ void Engine::FillEvidence(const VectorElement& element, int64_t now, v1::Diagnos
     const int64_t from = ref.window > absl::ZeroDuration()
                              ? now - absl::ToInt64Nanoseconds(ref.window)
                              : now - absl::ToInt64Nanoseconds(absl::Minutes(1));
+    e->set_time_unix_nano(from);
     // Keep the samples where the value changed (and the first and last): the readings that
     // show what happened, without a row per second of a quiet counter.
     std::vector<Sample> samples = store_.Range(ref.series, from, now);
@@ -163,40 +442,143 @@ void Engine::FillEvidence(const VectorElement& element, int64_t now, v1::Diagnos
       p->set_value(samples[i].value);
     }
   }
+  for (const EventEvidence& ev : c.events) {
+    v1::Evidence* e = d.add_evidence();
+    e->set_kind("event");
+    e->set_series(FormatSeries(ev.kind, ev.labels));
+    e->set_name(ev.kind);
+    for (const Label& l : ev.labels) AddLabel(e->mutable_labels(), l);
+    e->set_time_unix_nano(ev.time_unix_nano);
+    e->set_raw(ev.raw);
+    e->set_value(1);
+    e->set_summary(absl::StrCat(ev.kind, " at ", absl::FormatTime(absl::FromUnixNanos(
+                                                      ev.time_unix_nano))));
+  }
+  // Symptoms: the newest first, capped.
+  std::vector<const Symptom*> symptoms;
+  for (const auto& [key, s] : a.symptoms) symptoms.push_back(&s);
+  std::sort(symptoms.begin(), symptoms.end(), [](const Symptom* x, const Symptom* y) {
+    return x->first_seen != y->first_seen ? x->first_seen < y->first_seen
+                                          : x->series < y->series;
+  });
+  size_t shown = 0;
+  for (const Symptom* s : symptoms) {
+    if (++shown > kMaxSymptomEvidence) break;
+    v1::Evidence* e = d.add_evidence();
+    e->set_kind("symptom");
+    e->set_playbook(s->playbook);
+    e->set_series(s->series);
+    for (const Label& l : s->labels) AddLabel(e->mutable_labels(), l);
+    e->set_value(s->value);
+    e->set_time_unix_nano(s->first_seen);
+    e->set_summary(absl::StrFormat("%s explained by this diagnosis: %s (value %g)", s->playbook,
+                                   DescribeLocation(s->labels), s->value));
+  }
+}
+
+void Engine::FillBlastRadius(Active& a) const {
+  if (sources_.fabric == nullptr) return;
+  a.blast = sources_.fabric->Blast(a.labels, a.playbook->blast_radius);
+  v1::BlastRadius* b = a.diagnosis.mutable_blast_radius();
+  b->Clear();
+  b->set_scope(a.blast.scope);
+  for (const std::string& h : a.blast.hosts) b->add_hosts(h);
+  for (const JobImpact& j : a.blast.jobs) {
+    v1::JobImpact* pj = b->add_jobs();
+    pj->set_job(j.job);
+    pj->set_gpus(j.gpus);
+    pj->set_ranks(j.ranks);
+    for (const std::string& h : j.hosts) pj->add_hosts(h);
+  }
+  b->set_gpus(a.blast.gpus);
+  b->set_cost_per_minute(a.blast.gpus * options_.gpu_hour_cost / 60.0);
+}
+
+void Engine::FillRunbook(const Playbook& pb, const Labels& labels, double value,
+                         v1::Diagnosis& d) const {
+  auto it = runbooks_.find(pb.name);
+  if (it == runbooks_.end()) return;
+  // Placeholders a culprit does not have read "<name>" in a runbook: a blank to fill in.
+  auto expand = [&](const std::string& tmpl) {
+    std::string s = ExpandTemplate(tmpl, labels, value);
+    size_t pos = 0;
+    while ((pos = s.find("?>", pos)) != std::string::npos) s.erase(pos, 1);
+    return s;
+  };
+  d.set_runbook_text(expand(it->second.text));
+  d.clear_commands();
+  for (const std::string& c : it->second.commands) d.add_commands(expand(c));
+}
+
+void Engine::Resolve(const std::string& full_key, int64_t now, const std::string& explained_by,
+                     std::vector<std::pair<bool, v1::Diagnosis>>& transitions) {
+  auto it = active_.find(full_key);
+  if (it == active_.end()) return;
+  v1::Diagnosis& d = it->second.diagnosis;
+  if (d.state() == v1::DIAGNOSIS_STATE_FIRING) {
+    d.set_state(v1::DIAGNOSIS_STATE_RESOLVED);
+    d.set_resolved_at_unix_nano(now);
+    d.set_last_evaluated_unix_nano(now);
+    if (!explained_by.empty()) d.set_explained_by(explained_by);
+    transitions.emplace_back(false, d);
+    std::deque<int64_t>& times = incidents_[full_key];
+    times.push_back(now);
+    if (times.size() > kMaxIncidentTimes) times.pop_front();
+    resolved_.push_front(std::move(d));
+    if (resolved_.size() > options_.history) resolved_.pop_back();
+  }
+  active_.erase(it);
 }
 
 void Engine::EvaluatePlaybook(const Playbook& pb, int64_t now,
                               std::vector<std::pair<bool, v1::Diagnosis>>& transitions) {
   const std::string prefix = pb.name + '\0';
   absl::flat_hash_set<std::string> seen;
-  for (const VectorElement& element : pb.condition->Evaluate(store_, now)) {
-    Labels culprit = CulpritLabels(pb, element.labels);
-    std::string key = prefix + FormatLabels(culprit);
-    if (!seen.insert(key).second) continue;  // several series for one culprit: first wins
-    auto [it, inserted] = active_.try_emplace(key);
+  for (Candidate& c : Candidates(pb, now)) {
+    std::string full_key = prefix + c.key;
+    seen.insert(full_key);
+    auto existing = active_.find(full_key);
+    const int64_t first_seen =
+        existing == active_.end() ? now : existing->second.diagnosis.active_since_unix_nano();
+    if (Active* cause = FindCause(pb, c, first_seen)) {
+      // A symptom of an active root cause: evidence there, no diagnosis here.
+      Attach(*cause, pb, c, first_seen, now);
+      if (existing != active_.end()) Resolve(full_key, now, cause->diagnosis.id(), transitions);
+      continue;
+    }
+    auto [it, inserted] = active_.try_emplace(full_key);
     Active& a = it->second;
     v1::Diagnosis& d = a.diagnosis;
     if (inserted) {
-      d.set_id(DiagnosisId(pb.name, culprit, now));
+      a.playbook = &pb;
+      a.key = c.key;
+      a.labels = c.labels;
+      d.set_id(DiagnosisId(pb.name, c.key, now));
       d.set_playbook(pb.name);
       d.set_severity(pb.severity);
       d.set_state(v1::DIAGNOSIS_STATE_PENDING);
       d.set_runbook(pb.runbook);
       d.set_description(pb.desc);
+      d.set_source(pb.source);
       for (const std::string& t : pb.tags) d.add_tags(t);
-      for (const Label& l : culprit) {
-        v1::Label* pl = d.add_culprit();
-        pl->set_name(l.name);
-        pl->set_value(l.value);
-      }
+      for (const Label& l : CulpritLabels(pb, c.labels)) AddLabel(d.mutable_culprit(), l);
       d.set_active_since_unix_nano(now);
+      d.set_location(DescribeLocation(c.labels));
+      FillRunbook(pb, c.labels, c.value, d);
+      if (auto inc = incidents_.find(full_key); inc != incidents_.end()) {
+        const int64_t since = now - absl::ToInt64Nanoseconds(options_.repeat_window);
+        uint32_t n = 0;
+        for (int64_t t : inc->second) n += t >= since ? 1 : 0;
+        d.set_previous_incidents(n);
+      }
     }
     a.last_true = now;
     d.set_last_evaluated_unix_nano(now);
     d.set_summary(pb.summary.empty()
-                      ? absl::StrCat(pb.name, " on ", FormatLabels(culprit))
-                      : ExpandTemplate(pb.summary, element.labels, element.value));
-    FillEvidence(element, now, d);
+                      ? absl::StrCat(pb.name, " on ", DescribeLocation(c.labels))
+                      : ExpandTemplate(pb.summary, c.labels, c.value));
+    FillBlastRadius(a);
+    FillEvidence(c, a, now, d);
     if (d.state() == v1::DIAGNOSIS_STATE_PENDING &&
         now - d.active_since_unix_nano() >= absl::ToInt64Nanoseconds(pb.for_duration)) {
       d.set_state(v1::DIAGNOSIS_STATE_FIRING);
@@ -205,25 +587,18 @@ void Engine::EvaluatePlaybook(const Playbook& pb, int64_t now,
     }
   }
   // Results that no longer hold.
-  for (auto it = active_.begin(); it != active_.end();) {
-    auto cur = it++;
-    if (!cur->first.starts_with(prefix) || seen.contains(cur->first)) continue;
-    Active& a = cur->second;
+  std::vector<std::string> gone;
+  for (auto& [key, a] : active_) {
+    if (!key.starts_with(prefix) || seen.contains(key)) continue;
     v1::Diagnosis& d = a.diagnosis;
     d.set_last_evaluated_unix_nano(now);
     if (d.state() == v1::DIAGNOSIS_STATE_FIRING &&
         now - a.last_true < absl::ToInt64Nanoseconds(pb.keep_firing_for)) {
       continue;
     }
-    if (d.state() == v1::DIAGNOSIS_STATE_FIRING) {
-      d.set_state(v1::DIAGNOSIS_STATE_RESOLVED);
-      d.set_resolved_at_unix_nano(now);
-      transitions.emplace_back(false, d);
-      resolved_.push_front(std::move(d));
-      if (resolved_.size() > options_.history) resolved_.pop_back();
-    }
-    active_.erase(cur);
+    gone.push_back(key);
   }
+  for (const std::string& key : gone) Resolve(key, now, "", transitions);
 }
 
 std::vector<v1::Diagnosis> Engine::List() const {

@@ -55,12 +55,14 @@ class Engine {
 
   // What the engine reads besides the series store; either may be null.
   struct Sources {
-    const EventStore* events = nullptr;
+    EventStore* events = nullptr;  // written by ingest; the engine registers watched kinds
     const FabricMap* fabric = nullptr;
   };
 
   Engine(Options options, std::vector<Playbook> playbooks, SeriesStore& store,
-         const Clock& clock, Sources sources = {});
+         const Clock& clock, Sources sources);
+  Engine(Options options, std::vector<Playbook> playbooks, SeriesStore& store,
+         const Clock& clock);
   ~Engine();
 
   void AddListener(DiagnosisListener* listener);
@@ -84,26 +86,72 @@ class Engine {
   Stats stats() const;
 
  private:
+  // A symptom result folded into a cause.
+  struct Symptom {
+    std::string playbook;
+    Labels labels;
+    double value = 0;
+    std::string series;  // the first evidence series, formatted
+    int64_t first_seen = 0;
+    int64_t last_seen = 0;
+  };
   struct Active {
     v1::Diagnosis diagnosis;
+    const Playbook* playbook = nullptr;
+    std::string key;     // group key (without the playbook)
+    Labels labels;       // the first element's labels, topology-enriched
+    BlastRadius blast;
     int64_t last_true = 0;
+    absl::flat_hash_map<std::string, Symptom> symptoms;  // by playbook + '\0' + key
+  };
+  struct Candidate {
+    std::string key;
+    Labels labels;  // enriched
+    double value = 0;
+    std::vector<EvidenceRef> evidence;
+    std::vector<EventEvidence> events;
+  };
+  struct Runbook {
+    std::string text;
+    std::vector<std::string> commands;  // templates
   };
 
   void Run();
   void EvaluatePlaybook(const Playbook& pb, int64_t now,
                         std::vector<std::pair<bool, v1::Diagnosis>>& transitions)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void FillEvidence(const VectorElement& element, int64_t now, v1::Diagnosis& d) const;
+  std::vector<Candidate> Candidates(const Playbook& pb, int64_t now) const;
+  // The active cause that explains this symptom result, or nullptr.
+  Active* FindCause(const Playbook& symptom, const Candidate& c, int64_t first_seen)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool Related(const ExplainRule& rule, const Active& cause, const Labels& symptom) const;
+  void Attach(Active& cause, const Playbook& symptom, const Candidate& c, int64_t first_seen,
+              int64_t now);
+  void Resolve(const std::string& full_key, int64_t now, const std::string& explained_by,
+               std::vector<std::pair<bool, v1::Diagnosis>>& transitions)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FillEvidence(const Candidate& c, const Active& a, int64_t now, v1::Diagnosis& d) const;
+  void FillBlastRadius(Active& a) const;
+  void FillRunbook(const Playbook& pb, const Labels& labels, double value, v1::Diagnosis& d) const;
 
   const Options options_;
   const std::vector<Playbook> playbooks_;
   SeriesStore& store_;
   const Clock& clock_;
+  const Sources sources_;
+  // Evaluation order: playbooks that explain others before the ones they explain.
+  std::vector<const Playbook*> order_;
+  // symptom playbook name -> (cause playbook, rule)
+  absl::flat_hash_map<std::string, std::vector<std::pair<const Playbook*, const ExplainRule*>>>
+      causes_of_;
+  absl::flat_hash_map<std::string, Runbook> runbooks_;  // by playbook name
 
   mutable absl::Mutex mu_;
-  // key: playbook + '\0' + culprit labels
+  // key: playbook + '\0' + group key
   absl::flat_hash_map<std::string, Active> active_ ABSL_GUARDED_BY(mu_);
   std::deque<v1::Diagnosis> resolved_ ABSL_GUARDED_BY(mu_);
+  // key -> times earlier incidents resolved (repeat offenders), newest last, bounded.
+  absl::flat_hash_map<std::string, std::deque<int64_t>> incidents_ ABSL_GUARDED_BY(mu_);
   std::vector<DiagnosisListener*> listeners_ ABSL_GUARDED_BY(mu_);
   Stats stats_ ABSL_GUARDED_BY(mu_);
 
@@ -113,7 +161,16 @@ class Engine {
   std::thread thread_;
 };
 
-// "Link flap on {{host}}" with labels and value filled in.
+// "Link flap on {{host}}" with labels and value filled in; a label the set lacks becomes
+// "<name?>".
 std::string ExpandTemplate(const std::string& tmpl, const Labels& labels, double value);
+
+// The shell commands of a runbook: the non-empty, non-comment lines of its ```sh / ```bash /
+// ```shell / ```console fenced blocks (a leading "$ " prompt is dropped), in order.
+std::vector<std::string> RunbookCommands(std::string_view markdown);
+
+// "gpu-node-117 mlx5_3 (rail 3, leaf-r3 Ethernet12)" / "leaf-r3 Ethernet12 (to gpu-node-117
+// mlx5_3)": where a culprit is, in words, from its (enriched) labels.
+std::string DescribeLocation(const Labels& labels);
 
 }  // namespace railwatch
