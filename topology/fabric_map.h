@@ -39,10 +39,29 @@ class JobRegistry {
   // Jobs running on `host`, by name (usually one).
   std::vector<std::string> JobsOfHost(std::string_view host) const;
   std::vector<JobInfo> All() const;
+  // The first of JobsOfHost(host) into *job, without building the list (FabricMap::Enrich runs
+  // per element per tick). False when no job runs there.
+  bool FirstJobOfHost(std::string_view host, std::string* job) const;
 
  private:
+  // A job learnt from NCCL events, keyed by commId (by host + comm pointer without one).
+  struct Learnt {
+    std::string name;
+    absl::flat_hash_map<int, std::string> rank_hosts;
+    uint32_t nranks = 0;
+    int64_t last_seen_unix_nano = 0;
+  };
+  void PublishLocked(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RebuildHostIndexLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   mutable absl::Mutex mu_;
+  // What readers see: static jobs and the learnt jobs that no static job covers, by name.
   absl::flat_hash_map<std::string, JobInfo> jobs_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, Learnt> learnt_ ABSL_GUARDED_BY(mu_);
+  // "host\0comm" -> learnt key: comm_info lines carry no commId, the comm pointer links them.
+  absl::flat_hash_map<std::string, std::string> comm_keys_ ABSL_GUARDED_BY(mu_);
+  // host -> names of the jobs in jobs_ with a rank there, sorted.
+  absl::flat_hash_map<std::string, std::vector<std::string>> host_jobs_ ABSL_GUARDED_BY(mu_);
 };
 
 // The culprit's reach: hosts it stalls, jobs that run there and the GPUs they hold.

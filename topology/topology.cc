@@ -47,6 +47,21 @@ class Loader {
     }
     return n.Scalar();
   }
+  // An optional integer member >= min into *out; reports and returns false when it is not one.
+  bool IntAtLeast(const YAML::Node& map, const char* key, int min, int* out) {
+    const YAML::Node n = map[key];
+    if (!n) return true;
+    try {
+      const int v = n.as<int>();
+      if (v >= min) {
+        *out = v;
+        return true;
+      }
+    } catch (const YAML::Exception&) {
+    }
+    Problem(n, absl::StrCat("`", key, "` must be a number >= ", min));
+    return false;
+  }
   void UnknownKeys(const YAML::Node& map, std::initializer_list<const char*> known,
                    std::string_view what) {
     for (const auto& kv : map) {
@@ -61,7 +76,7 @@ class Loader {
   }
 
   void Load(const YAML::Node& root, std::vector<TopologyHost>& hosts,
-            std::vector<TopologySwitch>& switches) {
+            std::vector<TopologySwitch>& switches, std::vector<TopologyJob>& jobs) {
     if (!root || root.IsNull()) {
       problems_.push_back(absl::StrCat(file_, ":1:1: the topology is empty"));
       return;
@@ -70,7 +85,7 @@ class Loader {
       Problem(root, "the topology must be a map with `hosts` and `switches`");
       return;
     }
-    UnknownKeys(root, {"hosts", "switches"}, "the topology");
+    UnknownKeys(root, {"hosts", "switches", "jobs"}, "the topology");
     absl::flat_hash_map<std::string, YAML::Node> switch_nodes;
     if (const YAML::Node list = root["switches"]; list) {
       if (!list.IsSequence()) {
@@ -85,6 +100,16 @@ class Loader {
       } else {
         absl::flat_hash_set<std::string> names;
         for (const YAML::Node& h : list) LoadHost(h, hosts, names, switch_nodes);
+      }
+    }
+    if (const YAML::Node list = root["jobs"]; list) {
+      if (!list.IsSequence()) {
+        Problem(list, "`jobs` must be a list");
+      } else {
+        absl::flat_hash_set<std::string> host_names;
+        for (const TopologyHost& h : hosts) host_names.insert(h.name);
+        absl::flat_hash_set<std::string> job_names;
+        for (const YAML::Node& j : list) LoadJob(j, jobs, job_names, host_names);
       }
     }
     // Switch links must name known switches.
@@ -182,15 +207,7 @@ class Loader {
         nic.netdev = Optional(n, "netdev");
         nic.switch_name = Optional(n, "switch");
         nic.switch_port = Optional(n, "port");
-        if (const YAML::Node r = n["rail"]; r) {
-          try {
-            nic.rail = r.as<int>();
-            if (nic.rail < 0) throw YAML::Exception(r.Mark(), "negative");
-          } catch (const YAML::Exception&) {
-            Problem(r, "`rail` must be a number >= 0");
-            nic.rail = -1;
-          }
-        }
+        if (!IntAtLeast(n, "rail", 0, &nic.rail)) nic.rail = -1;
         if (!nic.device.empty() && !devices.insert(nic.device).second) {
           Problem(n, absl::StrCat("NIC `", nic.device, "` is listed twice on ", host.name));
         }
@@ -209,6 +226,46 @@ class Loader {
     hosts.push_back(std::move(host));
   }
 
+  void LoadJob(const YAML::Node& j, std::vector<TopologyJob>& jobs,
+               absl::flat_hash_set<std::string>& names,
+               const absl::flat_hash_set<std::string>& host_names) {
+    if (!j.IsMap()) {
+      Problem(j, "a job must be a map with `name` and `hosts`");
+      return;
+    }
+    UnknownKeys(j, {"name", "hosts", "gpus_per_host"}, "a job");
+    TopologyJob job;
+    job.name = Required(j, "name", "job");
+    IntAtLeast(j, "gpus_per_host", 1, &job.gpus_per_host);
+    const YAML::Node list = j["hosts"];
+    if (!list || !list.IsSequence() || list.size() == 0) {
+      Problem(list ? list : j, "job: `hosts` is required (a non-empty list of host names)");
+    } else {
+      absl::flat_hash_set<std::string> seen;
+      for (const YAML::Node& h : list) {
+        if (!h.IsScalar() || h.Scalar().empty()) {
+          Problem(h, "a job's host must be a host name");
+          continue;
+        }
+        const std::string& name = h.Scalar();
+        if (!host_names.contains(name)) {
+          Problem(h, absl::StrCat("job `", job.name, "` names host `", name,
+                                  "`, which is not in `hosts`"));
+        } else if (!seen.insert(name).second) {
+          Problem(h, absl::StrCat("host `", name, "` is listed twice in job `", job.name, "`"));
+        } else {
+          job.hosts.push_back(name);
+        }
+      }
+    }
+    if (job.name.empty()) return;
+    if (!names.insert(job.name).second) {
+      Problem(j["name"], absl::StrCat("job `", job.name, "` is defined twice"));
+      return;
+    }
+    jobs.push_back(std::move(job));
+  }
+
   std::string file_;
   std::vector<std::string> problems_;
   absl::flat_hash_map<std::string, std::string> port_owner_;
@@ -220,7 +277,7 @@ absl::StatusOr<Topology> Topology::LoadString(std::string_view yaml, std::string
   Topology t;
   Loader loader(file_name);
   try {
-    loader.Load(YAML::Load(std::string(yaml)), t.hosts_, t.switches_);
+    loader.Load(YAML::Load(std::string(yaml)), t.hosts_, t.switches_, t.jobs_);
   } catch (const YAML::Exception& e) {
     loader.problems().push_back(absl::StrCat(AsAbsl(file_name), ":", e.mark.line + 1, ":",
                                              e.mark.column + 1, ": ", e.msg));

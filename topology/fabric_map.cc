@@ -1,0 +1,500 @@
+// FabricMap (topology/fabric_map.h): everything the rules engine asks of the topology, answered
+// from an index built once, so that topology() and peer() cost a few hash lookups per element.
+#include "topology/fabric_map.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace railwatch {
+namespace {
+
+std::string LinkId(std::string_view a, std::string_view b) {
+  return a < b ? absl::StrCat(AsAbsl(a), " <-> ", AsAbsl(b))
+               : absl::StrCat(AsAbsl(b), " <-> ", AsAbsl(a));
+}
+
+// Appends labels in place, keeping a sorted set sorted without NormalizeLabels' buffer, and
+// never replacing a label the element already has.
+class LabelAdder {
+ public:
+  explicit LabelAdder(Labels& labels)
+      : labels_(labels),
+        sorted_(std::is_sorted(labels.begin(), labels.end(),
+                               [](const Label& a, const Label& b) { return a.name < b.name; })) {
+    labels_.reserve(labels_.size() + 12);
+  }
+  ~LabelAdder() {
+    if (!sorted_) NormalizeLabels(labels_);
+  }
+
+  void Add(std::string_view name, std::string_view value) {
+    if (value.empty()) return;
+    auto at = labels_.begin();
+    while (at != labels_.end() && at->name < name) ++at;
+    if (at != labels_.end() && at->name == name) return;
+    if (!sorted_ && FindLabel(labels_, name) != nullptr) return;
+    labels_.insert(at, Label{std::string(name), std::string(value)});
+  }
+
+ private:
+  Labels& labels_;
+  bool sorted_;
+};
+
+const std::string* NonEmpty(const Labels& labels, std::string_view name) {
+  const std::string* v = FindLabel(labels, name);
+  return v != nullptr && !v->empty() ? v : nullptr;
+}
+
+void AppendAll(std::vector<std::string>& out, const std::vector<std::string>& more) {
+  out.insert(out.end(), more.begin(), more.end());
+}
+
+void SortUnique(std::vector<std::string>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+}  // namespace
+
+struct FabricMap::Index {
+  struct Nic {
+    std::string host, device, netdev, rail, leaf, leaf_port, node, link;
+    int vertex = -1;
+  };
+  // What is at the far end of a switch port: a NIC, or a switch.
+  struct Port {
+    const Nic* nic = nullptr;
+    std::string peer_switch, peer_port, link, leaf;
+  };
+  struct Switch {
+    std::string name, role;
+    bool is_leaf = false;
+    int vertex = -1;
+    absl::flat_hash_map<std::string, Port> ports;
+    std::vector<std::string> linked;  // switches at the far end of its links
+  };
+  struct Host {
+    std::string name;
+    absl::flat_hash_map<std::string, const Nic*> by_device, by_netdev;
+    std::vector<const Nic*> nics;
+  };
+
+  std::deque<Nic> nics;  // stable addresses for the maps below
+  absl::flat_hash_map<std::string, Host> hosts;
+  absl::flat_hash_map<std::string, Switch> switches;
+  absl::flat_hash_map<std::string, std::vector<std::string>> hosts_of_leaf, hosts_of_rail;
+  std::vector<std::string> all_hosts;  // sorted
+
+  // Hop distance: vertices are NICs and switches; edges are cables.
+  absl::flat_hash_map<std::string, int> vertex_of;  // "host/device" or switch name
+  std::vector<std::vector<int>> adjacent;
+
+  static constexpr uint16_t kUnreached = std::numeric_limits<uint16_t>::max();
+  static constexpr size_t kCachedSources = 64;
+  mutable absl::Mutex cache_mu;
+  mutable absl::flat_hash_map<std::string, std::vector<uint16_t>> distances
+      ABSL_GUARDED_BY(cache_mu);
+
+  int AddVertex(const std::string& name) {
+    auto [it, inserted] = vertex_of.try_emplace(name, static_cast<int>(adjacent.size()));
+    if (inserted) adjacent.emplace_back();
+    return it->second;
+  }
+  void AddEdge(int a, int b) {
+    adjacent[a].push_back(b);
+    adjacent[b].push_back(a);
+  }
+
+  // The vertices a node name stands for: itself, or every NIC of a host.
+  std::vector<int> Vertices(std::string_view node) const {
+    if (auto it = vertex_of.find(AsAbsl(node)); it != vertex_of.end()) return {it->second};
+    std::vector<int> out;
+    if (auto h = hosts.find(AsAbsl(node)); h != hosts.end()) {
+      for (const Nic* n : h->second.nics) out.push_back(n->vertex);
+    }
+    return out;
+  }
+  const Host* FindHost(std::string_view name) const {
+    auto it = hosts.find(AsAbsl(name));
+    return it == hosts.end() ? nullptr : &it->second;
+  }
+  const Switch* FindSwitch(std::string_view name) const {
+    auto it = switches.find(AsAbsl(name));
+    return it == switches.end() ? nullptr : &it->second;
+  }
+  const Port* FindPort(const Switch& sw, std::string_view port) const {
+    auto it = sw.ports.find(AsAbsl(port));
+    return it == sw.ports.end() ? nullptr : &it->second;
+  }
+  // The NIC an element names by host + device, or host + interface (its netdev).
+  const Nic* FindNic(const Host& host, const std::string* device,
+                     const std::string* interface) const {
+    if (device != nullptr) {
+      auto it = host.by_device.find(*device);
+      return it == host.by_device.end() ? nullptr : it->second;
+    }
+    if (interface != nullptr) {
+      auto it = host.by_netdev.find(*interface);
+      return it == host.by_netdev.end() ? nullptr : it->second;
+    }
+    return nullptr;
+  }
+};
+
+FabricMap::FabricMap(std::shared_ptr<const Topology> topology, const JobRegistry* jobs)
+    : topology_(std::move(topology)), jobs_(jobs) {
+  auto index = std::make_shared<Index>();
+  if (topology_ != nullptr) {
+    for (const TopologySwitch& s : topology_->switches()) {
+      Index::Switch& sw = index->switches[s.name];
+      sw.name = s.name;
+      sw.role = s.role;
+      sw.is_leaf = absl::EqualsIgnoreCase(s.role, "leaf");
+      sw.vertex = index->AddVertex(s.name);
+    }
+    for (const TopologyHost& h : topology_->hosts()) {
+      Index::Host& host = index->hosts[h.name];
+      host.name = h.name;
+      index->all_hosts.push_back(h.name);
+      for (const TopologyNic& n : h.nics) {
+        Index::Nic& nic = index->nics.emplace_back();
+        nic.host = h.name;
+        nic.device = n.device;
+        nic.netdev = n.netdev;
+        nic.node = absl::StrCat(h.name, "/", n.device);
+        nic.vertex = index->AddVertex(nic.node);
+        if (n.rail >= 0) {
+          nic.rail = absl::StrCat(n.rail);
+          index->hosts_of_rail[nic.rail].push_back(h.name);
+        }
+        host.by_device[n.device] = &nic;
+        if (!n.netdev.empty()) host.by_netdev[n.netdev] = &nic;
+        host.nics.push_back(&nic);
+        auto sw = index->switches.find(n.switch_name);
+        if (sw == index->switches.end()) continue;
+        nic.leaf = n.switch_name;
+        nic.leaf_port = n.switch_port;
+        nic.link = LinkId(nic.node, absl::StrCat(n.switch_name, "/", n.switch_port));
+        // A switch that NICs plug into is a leaf whatever its role says.
+        sw->second.is_leaf = true;
+        sw->second.ports[n.switch_port].nic = &nic;
+        index->AddEdge(nic.vertex, sw->second.vertex);
+        index->hosts_of_leaf[nic.leaf].push_back(h.name);
+      }
+    }
+    for (const TopologySwitch& s : topology_->switches()) {
+      Index::Switch& sw = index->switches.at(s.name);
+      for (const TopologyLink& l : s.links) {
+        auto peer = index->switches.find(l.peer);
+        if (peer == index->switches.end()) continue;
+        const std::string link = LinkId(absl::StrCat(s.name, "/", l.port),
+                                        absl::StrCat(l.peer, "/", l.peer_port));
+        const std::string leaf = sw.is_leaf ? s.name : peer->second.is_leaf ? l.peer : "";
+        // Written on both ends, a link is still one cable.
+        const bool known = sw.ports.contains(l.port);
+        sw.ports[l.port] = {nullptr, l.peer, l.peer_port, link, leaf};
+        peer->second.ports[l.peer_port] = {nullptr, s.name, l.port, link, leaf};
+        if (!known) {
+          index->AddEdge(sw.vertex, peer->second.vertex);
+          sw.linked.push_back(l.peer);
+          peer->second.linked.push_back(s.name);
+        }
+      }
+    }
+    SortUnique(index->all_hosts);
+    for (auto& [leaf, hosts] : index->hosts_of_leaf) SortUnique(hosts);
+    for (auto& [rail, hosts] : index->hosts_of_rail) SortUnique(hosts);
+  }
+  index_ = std::move(index);
+}
+
+bool FabricMap::Enrich(Labels& labels) const {
+  const Index& ix = *index_;
+  // Reserves first: the pointers below must not move with a reallocation. They are read before
+  // the first Add, which shifts the element's labels.
+  LabelAdder add(labels);
+  const std::string* host = NonEmpty(labels, "host");
+  const std::string* sw = NonEmpty(labels, "switch");
+  const std::string* device = NonEmpty(labels, "device");
+  const std::string* interface = NonEmpty(labels, "interface");
+  // Resolve against the index before adding labels: adding moves the element's strings.
+  std::string job;
+  if (host != nullptr) {
+    const Index::Host* h = ix.FindHost(*host);
+    const Index::Nic* nic = h != nullptr ? ix.FindNic(*h, device, interface) : nullptr;
+    if (jobs_ != nullptr) jobs_->FirstJobOfHost(*host, &job);
+    if (nic != nullptr) {
+      add.Add("device", nic->device);
+      add.Add("netdev", nic->netdev);
+      add.Add("rail", nic->rail);
+      add.Add("leaf", nic->leaf);
+      add.Add("leaf_port", nic->leaf_port);
+      add.Add("node", nic->node);
+      add.Add("link", nic->link);
+    } else if (device != nullptr) {
+      add.Add("node", absl::StrCat(*host, "/", *device));
+    } else {
+      const std::string node = *host;
+      add.Add("node", node);
+    }
+    add.Add("job", job);
+    return h != nullptr;
+  }
+  if (sw == nullptr) return false;
+  const Index::Switch* s = ix.FindSwitch(*sw);
+  if (s == nullptr) {
+    const std::string node = *sw;
+    add.Add("node", node);
+    return false;
+  }
+  const Index::Port* port = interface != nullptr ? ix.FindPort(*s, *interface) : nullptr;
+  if (port != nullptr && port->nic != nullptr && jobs_ != nullptr) {
+    jobs_->FirstJobOfHost(port->nic->host, &job);
+  }
+  add.Add("node", s->name);
+  add.Add("role", s->role);
+  if (port != nullptr && port->nic != nullptr) {
+    add.Add("peer_host", port->nic->host);
+    add.Add("peer_device", port->nic->device);
+    add.Add("rail", port->nic->rail);
+    add.Add("leaf", s->name);
+    add.Add("link", port->nic->link);
+    add.Add("job", job);
+  } else if (port != nullptr) {
+    add.Add("peer_switch", port->peer_switch);
+    add.Add("peer_port", port->peer_port);
+    add.Add("link", port->link);
+    add.Add("leaf", port->leaf);
+  } else if (s->is_leaf) {
+    add.Add("leaf", s->name);
+  }
+  return true;
+}
+
+bool FabricMap::ToPeer(Labels& labels) const {
+  const Index& ix = *index_;
+  const std::string* host = NonEmpty(labels, "host");
+  const std::string* sw = NonEmpty(labels, "switch");
+  const std::string* interface = NonEmpty(labels, "interface");
+  // The far end, as pointers into the index (stable while labels change).
+  const Index::Nic* to_nic = nullptr;
+  const std::string* to_switch = nullptr;
+  const std::string* to_port = nullptr;
+  if (host != nullptr) {
+    const Index::Host* h = ix.FindHost(*host);
+    const Index::Nic* nic =
+        h != nullptr ? ix.FindNic(*h, NonEmpty(labels, "device"), interface) : nullptr;
+    if (nic == nullptr || nic->leaf.empty()) return false;
+    to_switch = &nic->leaf;
+    to_port = &nic->leaf_port;
+  } else if (sw != nullptr && interface != nullptr) {
+    const Index::Switch* s = ix.FindSwitch(*sw);
+    const Index::Port* port = s != nullptr ? ix.FindPort(*s, *interface) : nullptr;
+    if (port == nullptr) return false;
+    if (port->nic != nullptr) {
+      to_nic = port->nic;
+    } else {
+      to_switch = &port->peer_switch;
+      to_port = &port->peer_port;
+    }
+  } else {
+    return false;
+  }
+
+  // Drop the near end's identity and everything topology() derived from it.
+  static constexpr std::string_view kIdentity[] = {
+      "device", "host",     "interface", "job",       "leaf",        "leaf_port",
+      "link",   "netdev",   "node",      "peer_device", "peer_host", "peer_port",
+      "peer_switch", "port", "rail",     "role",      "switch"};
+  labels.erase(std::remove_if(labels.begin(), labels.end(),
+                              [](const Label& l) {
+                                return std::find(std::begin(kIdentity), std::end(kIdentity),
+                                                 l.name) != std::end(kIdentity);
+                              }),
+               labels.end());
+  for (Label& l : labels) {
+    if (l.name != "direction") continue;
+    if (l.value == "rx") {
+      l.value = "tx";
+    } else if (l.value == "tx") {
+      l.value = "rx";
+    }
+  }
+  {
+    LabelAdder add(labels);
+    if (to_nic != nullptr) {
+      add.Add("host", to_nic->host);
+      add.Add("device", to_nic->device);
+      add.Add("interface", to_nic->netdev);
+    } else {
+      add.Add("switch", *to_switch);
+      add.Add("interface", *to_port);
+    }
+  }
+  Enrich(labels);
+  return true;
+}
+
+int FabricMap::HopDistance(std::string_view node_a, std::string_view node_b) const {
+  if (node_a == node_b && !node_a.empty()) return 0;
+  const Index& ix = *index_;
+  const std::vector<int> to = ix.Vertices(node_b);
+  if (to.empty()) return -1;
+  absl::MutexLock lock(&ix.cache_mu);
+  auto cached = ix.distances.find(AsAbsl(node_a));
+  if (cached == ix.distances.end()) {
+    const std::vector<int> from = ix.Vertices(node_a);
+    if (from.empty()) return -1;
+    std::vector<uint16_t> dist(ix.adjacent.size(), Index::kUnreached);
+    std::vector<int> queue;
+    queue.reserve(ix.adjacent.size());
+    for (int v : from) {
+      dist[v] = 0;
+      queue.push_back(v);
+    }
+    for (size_t i = 0; i < queue.size(); ++i) {
+      const int v = queue[i];
+      for (int w : ix.adjacent[v]) {
+        if (dist[w] != Index::kUnreached) continue;
+        dist[w] = static_cast<uint16_t>(dist[v] + 1);
+        queue.push_back(w);
+      }
+    }
+    // A bounded cache: a storm asks about the same few culprits over and over.
+    if (ix.distances.size() >= Index::kCachedSources) ix.distances.clear();
+    cached = ix.distances.emplace(std::string(node_a), std::move(dist)).first;
+  }
+  int best = -1;
+  for (int v : to) {
+    const uint16_t d = cached->second[v];
+    if (d != Index::kUnreached && (best < 0 || d < best)) best = d;
+  }
+  return best;
+}
+
+BlastRadius FabricMap::Blast(const Labels& culprit, std::string_view scope) const {
+  const Index& ix = *index_;
+  const std::string* host = NonEmpty(culprit, "host");
+  const std::string* sw = NonEmpty(culprit, "switch");
+  const std::string* device = NonEmpty(culprit, "device");
+  const std::string* interface = NonEmpty(culprit, "interface");
+  const Index::Host* h = host != nullptr ? ix.FindHost(*host) : nullptr;
+  const Index::Nic* nic = h != nullptr ? ix.FindNic(*h, device, interface) : nullptr;
+  const Index::Switch* s = host == nullptr && sw != nullptr ? ix.FindSwitch(*sw) : nullptr;
+  const Index::Port* port =
+      s != nullptr && interface != nullptr ? ix.FindPort(*s, *interface) : nullptr;
+
+  // The leaves and rails the culprit sits on: its NIC's, or those of each of its host's NICs.
+  auto from_nics = [&](std::string Index::Nic::*field, std::set<std::string>& out) {
+    if (nic == nullptr && h == nullptr) return false;
+    for (const Index::Nic* n : nic != nullptr ? std::vector<const Index::Nic*>{nic} : h->nics) {
+      if (!(n->*field).empty()) out.insert(n->*field);
+    }
+    return true;
+  };
+  std::set<std::string> leaves, rails;
+  if (const std::string* l = NonEmpty(culprit, "leaf")) {
+    leaves.insert(*l);
+  } else if (!from_nics(&Index::Nic::leaf, leaves) && s != nullptr) {
+    if (s->is_leaf) {
+      leaves.insert(s->name);
+    } else if (port != nullptr && port->nic == nullptr) {
+      if (!port->leaf.empty()) leaves.insert(port->leaf);
+    } else {  // a spine: the leaves below it
+      for (const std::string& linked : s->linked) {
+        if (const Index::Switch* l = ix.FindSwitch(linked); l != nullptr && l->is_leaf) {
+          leaves.insert(linked);
+        }
+      }
+    }
+  }
+  if (const std::string* r = NonEmpty(culprit, "rail")) {
+    rails.insert(*r);
+  } else if (!from_nics(&Index::Nic::rail, rails) && s != nullptr) {
+    if (port != nullptr && port->nic != nullptr) {
+      if (!port->nic->rail.empty()) rails.insert(port->nic->rail);
+    } else {  // the rails of the NICs on the culprit's leaves
+      for (const Index::Nic& n : ix.nics) {
+        if (!n.rail.empty() && leaves.contains(n.leaf)) rails.insert(n.rail);
+      }
+    }
+  }
+  auto hosts_of = [](const absl::flat_hash_map<std::string, std::vector<std::string>>& by,
+                     const std::set<std::string>& keys) {
+    std::vector<std::string> out;
+    for (const std::string& k : keys) {
+      if (auto it = by.find(k); it != by.end()) AppendAll(out, it->second);
+    }
+    SortUnique(out);
+    return out;
+  };
+
+  // The hosts the culprit touches directly; a switch with no NIC-facing port named stalls its
+  // leaf's hosts.
+  std::vector<std::string> direct;
+  if (host != nullptr) {
+    direct.push_back(*host);
+  } else if (const std::string* ph = NonEmpty(culprit, "peer_host")) {
+    direct.push_back(*ph);
+  } else if (port != nullptr && port->nic != nullptr) {
+    direct.push_back(port->nic->host);
+  } else {
+    direct = hosts_of(ix.hosts_of_leaf, leaves);
+  }
+
+  BlastRadius out;
+  out.scope = std::string(scope);
+  if (scope == "leaf") {
+    out.hosts = hosts_of(ix.hosts_of_leaf, leaves);
+  } else if (scope == "rail") {
+    out.hosts = hosts_of(ix.hosts_of_rail, rails);
+  } else if (scope == "job") {
+    out.hosts = direct;
+    if (jobs_ != nullptr) {
+      const std::string* named = NonEmpty(culprit, "job");
+      for (const JobInfo& j : jobs_->All()) {
+        const bool touches = std::any_of(j.hosts.begin(), j.hosts.end(), [&](const auto& x) {
+          return std::binary_search(direct.begin(), direct.end(), x);
+        });
+        if (touches || (named != nullptr && j.name == *named)) AppendAll(out.hosts, j.hosts);
+      }
+    }
+  } else if (scope == "fabric") {
+    out.hosts = ix.all_hosts;
+    if (jobs_ != nullptr) {
+      for (const JobInfo& j : jobs_->All()) AppendAll(out.hosts, j.hosts);
+    }
+  } else {
+    out.hosts = direct;
+  }
+  // Without the topology to widen it, the culprit's own host is the least it reaches.
+  if (out.hosts.empty()) out.hosts = direct;
+  SortUnique(out.hosts);
+
+  if (jobs_ != nullptr) {
+    for (JobInfo& j : jobs_->JobsOnHosts(out.hosts)) {
+      JobImpact impact;
+      impact.job = std::move(j.name);
+      impact.gpus = j.gpus;
+      impact.ranks = j.ranks;
+      std::set_intersection(j.hosts.begin(), j.hosts.end(), out.hosts.begin(), out.hosts.end(),
+                            std::back_inserter(impact.hosts));
+      out.gpus += impact.gpus;
+      out.jobs.push_back(std::move(impact));
+    }
+  }
+  return out;
+}
+
+}  // namespace railwatch

@@ -1,0 +1,229 @@
+// JobRegistry (topology/fabric_map.h): static jobs from the topology file and jobs learnt from
+// the NCCL communicator events that the log collector emits (logs/nccl_info.cc Communicator():
+// nccl.comm_init carries rank, nranks, comm, cuda_dev, bus_id and, from NCCL ~2.19, comm_id;
+// nccl.comm_info carries rank, nranks, nnodes, comm but never comm_id).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "topology/fabric_map.h"
+
+namespace railwatch {
+namespace {
+
+constexpr char kStatic[] = "topology";
+constexpr char kLearnt[] = "nccl";
+
+std::string CommKey(std::string_view host, std::string_view comm) {
+  std::string key(host);
+  key.push_back('\0');
+  key.append(comm);
+  return key;
+}
+
+std::string_view StripHexPrefix(std::string_view s) {
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
+  return s;
+}
+
+// The host a rank runs on: the agent's own host label (the name every other series of that
+// machine carries, so the topology knows it) before the NCCL line prefix (a pod's hostname
+// under Kubernetes, a short name elsewhere); the prefix serves pasted logs that have no label.
+std::string_view EventHost(const StoredEvent& e) {
+  if (const std::string* h = FindLabel(e.labels, "host"); h != nullptr && !h->empty()) return *h;
+  if (const std::string* h = e.Attribute("host"); h != nullptr) return *h;
+  return {};
+}
+
+bool Covers(const std::vector<std::string>& sorted_outer,
+            const std::vector<std::string>& sorted_inner) {
+  return std::includes(sorted_outer.begin(), sorted_outer.end(), sorted_inner.begin(),
+                       sorted_inner.end());
+}
+
+}  // namespace
+
+void JobRegistry::SetStatic(const std::vector<TopologyJob>& jobs) {
+  absl::MutexLock lock(&mu_);
+  absl::erase_if(jobs_, [](const auto& kv) { return kv.second.source == kStatic; });
+  for (const TopologyJob& j : jobs) {
+    JobInfo info;
+    info.name = j.name;
+    info.hosts = j.hosts;
+    std::sort(info.hosts.begin(), info.hosts.end());
+    info.hosts.erase(std::unique(info.hosts.begin(), info.hosts.end()), info.hosts.end());
+    info.gpus = static_cast<uint32_t>(info.hosts.size()) *
+                static_cast<uint32_t>(std::max(j.gpus_per_host, 1));
+    info.ranks = info.gpus;
+    info.source = kStatic;
+    jobs_[info.name] = std::move(info);  // a static job takes its name from a learnt one
+  }
+  for (const auto& [key, learnt] : learnt_) PublishLocked(key);
+  RebuildHostIndexLocked();
+}
+
+bool JobRegistry::Observe(const StoredEvent& event) {
+  if (event.kind != "nccl.comm_init" && event.kind != "nccl.comm_info") return false;
+  const std::string_view host = EventHost(event);
+  const std::string* rank_text = event.Attribute("rank");
+  int rank = -1;
+  if (host.empty() || rank_text == nullptr || !absl::SimpleAtoi(*rank_text, &rank) || rank < 0) {
+    return false;
+  }
+  uint32_t nranks = 0;
+  if (const std::string* n = event.Attribute("nranks"); n != nullptr) {
+    if (!absl::SimpleAtoi(*n, &nranks)) nranks = 0;
+  }
+  const std::string* comm = event.Attribute("comm");
+  const std::string* comm_id = event.Attribute("comm_id");
+  if (comm_id != nullptr && StripHexPrefix(*comm_id).empty()) comm_id = nullptr;
+  if (comm == nullptr && comm_id == nullptr) return false;
+
+  absl::MutexLock lock(&mu_);
+  bool changed = false;
+  std::string key;
+  if (comm_id != nullptr) {
+    key = absl::AsciiStrToLower(*comm_id);
+    if (comm != nullptr) {
+      // A comm_info line printed before the Init line that names the commId was learnt under
+      // the host/comm fallback: move its ranks to the real job.
+      std::string& known = comm_keys_[CommKey(host, *comm)];
+      if (!known.empty() && known != key) {
+        auto old = learnt_.find(known);
+        if (old != learnt_.end()) {
+          Learnt moved = std::move(old->second);
+          learnt_.erase(old);
+          auto published = jobs_.find(moved.name);
+          if (published != jobs_.end() && published->second.source == kLearnt) {
+            jobs_.erase(published);
+          }
+          Learnt& into = learnt_[key];
+          for (auto& [r, h] : moved.rank_hosts) into.rank_hosts.try_emplace(r, std::move(h));
+          if (into.nranks == 0) into.nranks = moved.nranks;
+          into.last_seen_unix_nano =
+              std::max(into.last_seen_unix_nano, moved.last_seen_unix_nano);
+          changed = true;
+        }
+      }
+      known = key;
+    }
+  } else {
+    std::string& known = comm_keys_[CommKey(host, *comm)];
+    if (known.empty()) known = CommKey(host, *comm);
+    key = known;
+  }
+
+  Learnt& job = learnt_[key];
+  if (job.name.empty()) {
+    std::string name = comm_id != nullptr
+                           ? absl::StrCat("nccl-", AsAbsl(StripHexPrefix(key).substr(0, 8)))
+                           : absl::StrCat("nccl-", AsAbsl(host), "-", AsAbsl(StripHexPrefix(*comm)));
+    const bool taken = std::any_of(learnt_.begin(), learnt_.end(), [&](const auto& kv) {
+      return kv.first != key && kv.second.name == name;
+    });
+    if (taken) name = absl::StrCat("nccl-", AsAbsl(StripHexPrefix(key)));
+    job.name = std::move(name);
+    changed = true;
+  }
+  auto [at, inserted] = job.rank_hosts.try_emplace(rank, host);
+  if (!inserted && at->second != host) {
+    at->second = std::string(host);
+    changed = true;
+  }
+  changed = changed || inserted;
+  if (nranks > 0 && nranks != job.nranks) {
+    job.nranks = nranks;
+    changed = true;
+  }
+  job.last_seen_unix_nano = std::max(job.last_seen_unix_nano, event.time_unix_nano);
+  if (changed) {
+    PublishLocked(key);
+    RebuildHostIndexLocked();
+  } else if (auto p = jobs_.find(job.name); p != jobs_.end() && p->second.source == kLearnt) {
+    p->second.last_seen_unix_nano = job.last_seen_unix_nano;
+  }
+  return changed;
+}
+
+void JobRegistry::PublishLocked(const std::string& key) {
+  const Learnt& learnt = learnt_.at(key);
+  JobInfo info;
+  info.name = learnt.name;
+  for (const auto& [rank, host] : learnt.rank_hosts) info.hosts.push_back(host);
+  std::sort(info.hosts.begin(), info.hosts.end());
+  info.hosts.erase(std::unique(info.hosts.begin(), info.hosts.end()), info.hosts.end());
+  info.ranks = learnt.nranks > 0 ? learnt.nranks
+                                 : static_cast<uint32_t>(learnt.rank_hosts.size());
+  info.gpus = info.ranks;
+  info.source = kLearnt;
+  info.last_seen_unix_nano = learnt.last_seen_unix_nano;
+
+  // A communicator of a job the topology file already names is that job, not a second one.
+  bool covered = false;
+  for (const auto& [name, job] : jobs_) {
+    if (job.source == kStatic && Covers(job.hosts, info.hosts)) covered = true;
+  }
+  auto it = jobs_.find(info.name);
+  if (it != jobs_.end() && it->second.source == kStatic) return;
+  if (covered) {
+    if (it != jobs_.end()) jobs_.erase(it);
+    return;
+  }
+  jobs_[info.name] = std::move(info);
+}
+
+void JobRegistry::RebuildHostIndexLocked() {
+  host_jobs_.clear();
+  for (const auto& [name, job] : jobs_) {
+    for (const std::string& host : job.hosts) host_jobs_[host].push_back(name);
+  }
+  for (auto& [host, names] : host_jobs_) std::sort(names.begin(), names.end());
+}
+
+std::vector<JobInfo> JobRegistry::JobsOnHosts(const std::vector<std::string>& hosts) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<const std::string*> names;
+  for (const std::string& host : hosts) {
+    auto it = host_jobs_.find(host);
+    if (it == host_jobs_.end()) continue;
+    for (const std::string& name : it->second) names.push_back(&name);
+  }
+  std::sort(names.begin(), names.end(),
+            [](const std::string* a, const std::string* b) { return *a < *b; });
+  names.erase(std::unique(names.begin(), names.end(),
+                          [](const std::string* a, const std::string* b) { return *a == *b; }),
+              names.end());
+  std::vector<JobInfo> out;
+  out.reserve(names.size());
+  for (const std::string* name : names) out.push_back(jobs_.at(*name));
+  return out;
+}
+
+std::vector<std::string> JobRegistry::JobsOfHost(std::string_view host) const {
+  absl::MutexLock lock(&mu_);
+  auto it = host_jobs_.find(AsAbsl(host));
+  return it == host_jobs_.end() ? std::vector<std::string>{} : it->second;
+}
+
+bool JobRegistry::FirstJobOfHost(std::string_view host, std::string* job) const {
+  absl::MutexLock lock(&mu_);
+  auto it = host_jobs_.find(AsAbsl(host));
+  if (it == host_jobs_.end() || it->second.empty()) return false;
+  *job = it->second.front();
+  return true;
+}
+
+std::vector<JobInfo> JobRegistry::All() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<JobInfo> out;
+  out.reserve(jobs_.size());
+  for (const auto& [name, job] : jobs_) out.push_back(job);
+  std::sort(out.begin(), out.end(),
+            [](const JobInfo& a, const JobInfo& b) { return a.name < b.name; });
+  return out;
+}
+
+}  // namespace railwatch
