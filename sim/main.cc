@@ -13,6 +13,7 @@
 #include "common/logging.h"
 #include "common/signals.h"
 #include "sim/gnmi_switch.h"
+#include "sim/repeated_flags.h"
 #include "sim/switch_model.h"
 #include "sim/sysfs_fabric.h"
 #include "sim/topology_writer.h"
@@ -23,8 +24,20 @@ ABSL_FLAG(int, nics, 8, "RDMA NICs per host");
 ABSL_FLAG(absl::Duration, tick, absl::Milliseconds(100), "how often counters move");
 ABSL_FLAG(absl::Duration, duration, absl::ZeroDuration(), "stop after this long (0: run until signalled)");
 ABSL_FLAG(std::vector<std::string>, flap, {},
-          "link flaps to inject, HOST/DEVICE/PORT@OFFSET (comma-separated), e.g. gpu-node-003/mlx5_5/1@8s");
+          "link flaps to inject, HOST/DEVICE/PORT@OFFSET (comma-separated or repeated), e.g. "
+          "gpu-node-003/mlx5_5/1@8s");
 ABSL_FLAG(absl::Duration, flap_down_for, absl::Milliseconds(300), "how long a flapped link stays down");
+ABSL_FLAG(std::vector<std::string>, job, {},
+          "training jobs, NAME:FIRST-LAST[:UTIL] (hosts 1-based, inclusive; UTIL of line rate, "
+          "default 0.8): their hosts run collectives on all NICs in lockstep; other hosts keep "
+          "the background step rhythm. Repeatable");
+ABSL_FLAG(std::vector<std::string>, degrade, {},
+          "links that renegotiate lower, HOST/DEVICE@OFFSET[:FACTOR] (default 0.5): sysfs rate "
+          "and the NIC's traffic drop to FACTOR. Repeatable");
+ABSL_FLAG(std::vector<std::string>, ecn_misconfig, {},
+          "leaves whose ECN threshold is KB too high, SWITCH@OFFSET[:KB] (default 3), e.g. "
+          "leaf-r3@20s: they stop marking, send PFC pauses instead, and jobs slow to 60%. "
+          "Repeatable");
 ABSL_FLAG(std::string, ground_truth, "", "append one JSON line per injected fault to this file");
 ABSL_FLAG(uint64_t, seed, 1, "random seed (same seed, same traffic)");
 ABSL_FLAG(double, link_gbps, 400, "NIC speed");
@@ -83,12 +96,14 @@ absl::Status StartSwitches(const railwatch::sim::SysfsFabric::Options& fabric, a
     if (!m.ok()) return m.status();
     so.miswires.push_back(*m);
   }
+  so.ecn_misconfigs = fabric.ecn_misconfigs;
+  so.link_gbps = fabric.link_gbps;
   absl::StatusOr<std::unique_ptr<sim::SwitchFabric>> built = sim::SwitchFabric::Create(so, start);
   if (!built.ok()) return built.status();
   switches = std::move(*built);
   if (!topology_out.empty()) {
     if (absl::Status s = sim::WriteTopologyFile(topology_out, switches->switches(), so.hosts,
-                                                so.nics_per_host);
+                                                so.nics_per_host, fabric.jobs);
         !s.ok()) {
       return s;
     }
@@ -116,16 +131,42 @@ absl::Status StartSwitches(const railwatch::sim::SysfsFabric::Options& fabric, a
   return absl::OkStatus();
 }
 
+absl::Status ParseTrafficFaults(railwatch::sim::SysfsFabric::Options& o) {
+  namespace sim = railwatch::sim;
+  for (const std::string& spec : absl::GetFlag(FLAGS_job)) {
+    absl::StatusOr<sim::SimJob> job = sim::ParseJob(spec);
+    if (!job.ok()) return job.status();
+    o.jobs.push_back(*job);
+  }
+  for (const std::string& spec : absl::GetFlag(FLAGS_degrade)) {
+    absl::StatusOr<sim::NicDegrade> d = sim::ParseDegrade(spec);
+    if (!d.ok()) return d.status();
+    o.degrades.push_back(*d);
+  }
+  for (const std::string& spec : absl::GetFlag(FLAGS_ecn_misconfig)) {
+    absl::StatusOr<sim::EcnMisconfig> m = sim::ParseEcnMisconfig(spec);
+    if (!m.ok()) return m.status();
+    o.ecn_misconfigs.push_back(*m);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "railwatch simulator: writes sysfs trees for simulated GPU hosts whose RDMA counters move\n"
       "with a training job's traffic, and injects faults at chosen times.\n"
-      "Usage: railwatch-sim --root=DIR [--hosts=4] [--flap=gpu-node-003/mlx5_5/1@8s]");
+      "Usage: railwatch-sim --root=DIR [--hosts=4] [--job=train:1-4] [--flap=gpu-node-003/mlx5_5/1@8s]\n"
+      "       [--switches --spines=2] [--pfc_storm=...] [--degrade=...] [--ecn_misconfig=...]\n"
+      "See docs/SIMULATOR.md.");
   static absl::Notification stop;
   railwatch::NotifyOnTerminationSignal(stop);
-  absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> args = railwatch::sim::JoinRepeatedFlags(
+      argc, argv, {"flap", "pfc_storm", "lldp_miswire", "job", "degrade", "ecn_misconfig"});
+  std::vector<char*> arg_pointers;
+  for (std::string& a : args) arg_pointers.push_back(a.data());
+  absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());
   if (absl::Status s = railwatch::InitLogging("railwatch-sim", absl::GetFlag(FLAGS_log_level)); !s.ok()) {
     std::cerr << "railwatch-sim: " << s.message() << "\n";
     return 2;
@@ -149,6 +190,10 @@ int main(int argc, char** argv) {
     }
     f->down_for = absl::GetFlag(FLAGS_flap_down_for);
     o.flaps.push_back(*f);
+  }
+  if (absl::Status s = ParseTrafficFaults(o); !s.ok()) {
+    spdlog::critical("{}", s.message());
+    return 2;
   }
   railwatch::sim::SysfsFabric fabric(o);
   const absl::Time start = absl::Now();

@@ -1,5 +1,6 @@
 #include "sim/switch_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -207,6 +208,12 @@ absl::Status SwitchFabric::Build() {
           absl::StrCat("PFC storm source ", s.host, "/", s.device, " is not a simulated NIC"));
     }
   }
+  for (const EcnMisconfig& m : options_.ecn_misconfigs) {
+    if (m.rail < 0 || m.rail >= leaves) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ECN misconfiguration target ", m.switch_name, " is not a simulated leaf"));
+    }
+  }
   absl::MutexLock lock(&mu_);
   storm_state_.assign(options_.storms.size(), 0);
   storm_next_detect_.assign(options_.storms.size(), absl::InfinitePast());
@@ -229,20 +236,6 @@ void SwitchFabric::WithSwitch(int index, const std::function<void(const SimSwitc
   absl::MutexLock lock(&mu_);
   fn(switches_[index]);
 }
-
-namespace {
-
-// An integer count of events for a rate over dt: Poisson for the sparse ones (benign pauses,
-// ECN marks), the mean with a random rounding for the dense ones (a storm).
-uint64_t Draw(std::mt19937_64& rng, double expected) {
-  if (expected <= 0) return 0;
-  if (expected < 50) return std::poisson_distribution<uint64_t>(expected)(rng);
-  const double whole = std::floor(expected);
-  std::uniform_real_distribution<double> u(0, 1);
-  return static_cast<uint64_t>(whole) + (u(rng) < expected - whole ? 1 : 0);
-}
-
-}  // namespace
 
 absl::Status SwitchFabric::Update(absl::Time now, const std::vector<NicTraffic>& nics) {
   absl::MutexLock lock(&mu_);
@@ -270,8 +263,27 @@ absl::Status SwitchFabric::Update(absl::Time now, const std::vector<NicTraffic>&
     c.out_ucast_pkts = std::max(c.out_ucast_pkts, n.rx_packets);
     c.queue_octets[kRocePriority] = c.out_octets;
     c.queue_pkts[kRocePriority] = c.out_ucast_pkts;
-    // A healthy lossless fabric marks a little ECN under incast.
-    c.queue_ecn_marked[kRocePriority] += Draw(rng_, static_cast<double>(out_delta) / 1e9 * 20);
+    // What this queue marked is what the NIC received marked.
+    c.queue_ecn_marked[kRocePriority] = std::max(c.queue_ecn_marked[kRocePriority], n.ecn_marked);
+  }
+
+  // A leaf whose ECN threshold is too high lets its queues fill to XOFF: every port sends
+  // pauses upstream (toward the NICs and the spines), at a rate that follows the leaf's load.
+  const std::vector<double> marking = LeafMarking(now);
+  const double line_bytes = options_.link_gbps * 1e9 / 8 * dt;
+  for (int k = 0; k < leaves; ++k) {
+    if (marking[k] >= 1) continue;
+    const double load = static_cast<double>(leaf_out[k]) / options_.hosts / line_bytes;
+    const double rate = CongestionPauseRate(marking[k], load);
+    for (SwitchPort& p : switches_[k].ports) {
+      if (!p.up) continue;
+      const uint64_t pauses = DrawCount(rng_, rate * dt);
+      p.c.out_pfc[kRocePriority] += pauses;
+      if (p.uplink) {
+        const int s = static_cast<int>(&p - &switches_[k].ports[options_.hosts]);
+        switches_[leaves + s].ports[k].c.in_pfc[kRocePriority] += pauses;
+      }
+    }
   }
 
   for (int k = 0; k < leaves; ++k) {
@@ -287,6 +299,8 @@ absl::Status SwitchFabric::Update(absl::Time now, const std::vector<NicTraffic>&
       p.c.in_ucast_pkts += out / 4096;
       p.c.queue_octets[kRocePriority] = p.c.out_octets;
       p.c.queue_pkts[kRocePriority] = p.c.out_ucast_pkts;
+      p.c.queue_ecn_marked[kRocePriority] +=
+          DrawCount(rng_, static_cast<double>(in) / 1e9 * kEcnMarksPerGb * marking[k]);
       // The spine's port toward this leaf sees the same link from the other end.
       PortCounters& far = switches_[leaves + s].ports[k].c;
       far.in_octets = p.c.out_octets;
@@ -295,6 +309,8 @@ absl::Status SwitchFabric::Update(absl::Time now, const std::vector<NicTraffic>&
       far.out_ucast_pkts = p.c.in_ucast_pkts;
       far.queue_octets[kRocePriority] = far.out_octets;
       far.queue_pkts[kRocePriority] = far.out_ucast_pkts;
+      far.queue_ecn_marked[kRocePriority] +=
+          DrawCount(rng_, static_cast<double>(out) / 1e9 * kEcnMarksPerGb);
     }
   }
 
@@ -302,17 +318,26 @@ absl::Status SwitchFabric::Update(absl::Time now, const std::vector<NicTraffic>&
   for (SimSwitch& sw : switches_) {
     for (SwitchPort& p : sw.ports) {
       if (!p.up) continue;
-      p.c.in_pfc[kRocePriority] += Draw(rng_, options_.benign_pause_rate * dt);
-      p.c.out_pfc[kRocePriority] += Draw(rng_, options_.benign_pause_rate * dt);
-      p.c.in_multicast_pkts += Draw(rng_, 0.2 * dt);
-      p.c.out_multicast_pkts += Draw(rng_, 0.2 * dt);
-      const uint64_t best_effort = Draw(rng_, 5 * dt);
+      p.c.in_pfc[kRocePriority] += DrawCount(rng_, options_.benign_pause_rate * dt);
+      p.c.out_pfc[kRocePriority] += DrawCount(rng_, options_.benign_pause_rate * dt);
+      p.c.in_multicast_pkts += DrawCount(rng_, 0.2 * dt);
+      p.c.out_multicast_pkts += DrawCount(rng_, 0.2 * dt);
+      const uint64_t best_effort = DrawCount(rng_, 5 * dt);
       p.c.queue_pkts[0] += best_effort;
       p.c.queue_octets[0] += best_effort * 256;
     }
   }
   ApplyStorms(now, dt);
   return absl::OkStatus();
+}
+
+std::vector<double> SwitchFabric::LeafMarking(absl::Time now) const {
+  std::vector<double> marking(options_.nics_per_host, 1.0);
+  for (const EcnMisconfig& m : options_.ecn_misconfigs) {
+    if (now < start_ + m.at) continue;
+    marking[m.rail] = std::min(marking[m.rail], EcnMarkingShare(m.threshold_offset_kb));
+  }
+  return marking;
 }
 
 void SwitchFabric::ApplyStorms(absl::Time now, double dt) {
@@ -349,10 +374,10 @@ void SwitchFabric::ApplyStorms(absl::Time now, double dt) {
     }
     // The NIC pauses the leaf; the leaf, its queue toward the NIC stuck, pauses everyone
     // who sends into it: the other hosts of the rail and the spines.
-    c.in_pfc[kRocePriority] += Draw(rng_, options_.storm_pause_rate * dt);
+    c.in_pfc[kRocePriority] += DrawCount(rng_, options_.storm_pause_rate * dt);
     for (SwitchPort& p : switches_[k].ports) {
       if (&p == &victim || !p.up) continue;
-      const uint64_t relayed = Draw(rng_, options_.relay_pause_rate * dt);
+      const uint64_t relayed = DrawCount(rng_, options_.relay_pause_rate * dt);
       p.c.out_pfc[kRocePriority] += relayed;
       if (p.uplink) {
         const int s = static_cast<int>(&p - &switches_[k].ports[options_.hosts]);
@@ -366,7 +391,7 @@ void SwitchFabric::ApplyStorms(absl::Time now, double dt) {
       ++c.wd_detected[kRocePriority];
       storm_next_detect_[i] = now + kWatchdogRestoration;
     }
-    if (c.wd_stormed[kRocePriority]) c.queue_dropped[kRocePriority] += Draw(rng_, 1000 * dt);
+    if (c.wd_stormed[kRocePriority]) c.queue_dropped[kRocePriority] += DrawCount(rng_, 1000 * dt);
   }
 }
 

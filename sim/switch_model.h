@@ -26,8 +26,6 @@ std::string_view DialectName(Dialect d);
 
 inline constexpr int kPriorities = 8;
 inline constexpr int kQueues = 8;
-// RoCE traffic runs lossless on priority 3, mapped to queue 3.
-inline constexpr int kRocePriority = 3;
 // The lossless queues the PFC watchdog watches (as SONiC's default PFC-WD config does).
 inline constexpr std::array<int, 2> kWatchdogQueues = {3, 4};
 
@@ -86,8 +84,8 @@ std::string SwitchPortName(Dialect d, int index);
 // The switches of a rail-optimised fabric: one leaf per rail (NIC k of every host plugs into
 // leaf-r<k>, host i (1-based) on panel position i-1), optional spines (leaf uplink s, at panel
 // position hosts+s, goes to spine-<s> position <rail>). Switch counters follow the NICs'
-// traffic (SysfsFabric::ReadTraffic), flaps (oper-status, carrier transitions), benign PFC
-// pauses, and the injected PFC storms. Thread-safe: the simulator's tick updates it while the
+// traffic (SysfsFabric::ReadTraffic), flaps (oper-status, carrier transitions), ECN marking,
+// benign PFC pauses, and the injected PFC storms and ECN misconfigurations. Thread-safe: the simulator's tick updates it while the
 // gNMI servers read it.
 class SwitchFabric {
  public:
@@ -100,6 +98,10 @@ class SwitchFabric {
     std::vector<std::string> dialects;
     std::vector<PfcStorm> storms;
     std::vector<LldpMiswire> miswires;
+    // Leaves whose ECN threshold is too high: they mark (almost) nothing and send PFC pauses
+    // instead (the NIC side is SysfsFabric's; its ground truth too).
+    std::vector<EcnMisconfig> ecn_misconfigs;
+    double link_gbps = 400;
     uint64_t seed = 1;
     std::string ground_truth_file;
     // Benign pause frames per second per port on priority 3, and a storm's rates.
@@ -125,6 +127,8 @@ class SwitchFabric {
   SwitchFabric(Options options, absl::Time start);
   absl::Status Build();
   void ApplyStorms(absl::Time now, double dt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // ECN marking share of each leaf at `now` (1: healthy).
+  std::vector<double> LeafMarking(absl::Time now) const;
 
   Options options_;
   absl::Time start_, last_;

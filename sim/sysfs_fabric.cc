@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -67,7 +68,8 @@ struct SysfsFabric::Port {
     std::unique_ptr<SimFile> file;
   };
   std::map<std::string, Counter> counters;
-  std::unique_ptr<SimFile> state, phys_state;
+  std::unique_ptr<SimFile> state, phys_state, rate;
+  double speed_factor = 1;  // < 1 after a --degrade
 
   uint64_t& operator[](const std::string& name) { return counters[name].value; }
 
@@ -196,7 +198,6 @@ absl::Status SysfsFabric::Create(absl::Time start) {
                {"node_guid", absl::StrFormat("b83f:d203:00%02x:%04x\n", h % 256, n)}}) {
         if (absl::Status s = WriteStatic(dev / name, content); !s.ok()) return s;
       }
-      if (absl::Status s = WriteStatic(port_dir / "rate", "400 Gb/sec (4X NDR)\n"); !s.ok()) return s;
       if (absl::Status s = WriteStatic(port_dir / "link_layer", "Ethernet\n"); !s.ok()) return s;
       if (absl::Status s = WriteStatic(port_dir / "hw_counters" / "lifespan", "10\n"); !s.ok()) {
         return s;
@@ -220,13 +221,15 @@ absl::Status SysfsFabric::Create(absl::Time start) {
           c.value = rng_() % (uint64_t{1} << 40);
         }
       }
-      for (auto* member : {&port->state, &port->phys_state}) {
-        const char* fname = member == &port->state ? "state" : "phys_state";
+      for (auto [member, fname] : {std::pair{&port->state, "state"},
+                                   std::pair{&port->phys_state, "phys_state"},
+                                   std::pair{&port->rate, "rate"}}) {
         absl::StatusOr<std::unique_ptr<SimFile>> f =
             SimFile::Create((port_dir / fname).string());
         if (!f.ok()) return f.status();
         *member = std::move(*f);
       }
+      if (absl::Status s = port->rate->Write(RateText(options_.link_gbps)); !s.ok()) return s;
       if (absl::Status s = port->SetUp(true); !s.ok()) return s;
       if (absl::Status s = port->Flush(); !s.ok()) return s;
       by_name_[absl::StrCat(host, "/", device, "/1")] = port.get();
@@ -236,14 +239,39 @@ absl::Status SysfsFabric::Create(absl::Time start) {
     fs::rename(staging, HostRoot(host), ec);
     if (ec) return absl::UnavailableError(absl::StrCat("rename to ", HostRoot(host), ": ", ec.message()));
   }
-  for (const LinkFlap& f : options_.flaps) {
-    if (!by_name_.contains(absl::StrCat(f.host, "/", f.device, "/", f.port))) {
-      return absl::InvalidArgumentError(absl::StrCat("flap target ", f.host, "/", f.device, "/",
-                                                     f.port, " is not a simulated port"));
+  for (size_t i = 0; i < options_.flaps.size(); ++i) {
+    const LinkFlap& f = options_.flaps[i];
+    const std::string name = absl::StrCat(f.host, "/", f.device, "/", f.port);
+    if (!by_name_.contains(name)) {
+      return absl::InvalidArgumentError(absl::StrCat("flap target ", name, " is not a simulated port"));
+    }
+    // Each flap is one down and one up with its own ground truth: two that overlap would be one.
+    for (size_t j = 0; j < i; ++j) {
+      const LinkFlap& g = options_.flaps[j];
+      if (g.host != f.host || g.device != f.device || g.port != f.port) continue;
+      if (f.at < g.at + g.down_for && g.at < f.at + f.down_for) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "flaps of ", name, " at ", HumanDuration(g.at), " and ", HumanDuration(f.at),
+            " overlap (a flap keeps the link down for ", HumanDuration(f.down_for), ")"));
+      }
     }
   }
+  if (absl::Status s = ValidateTrafficFaults(options_.hosts, options_.nics_per_host, options_.jobs,
+                                             options_.degrades, options_.ecn_misconfigs);
+      !s.ok()) {
+    return s;
+  }
+  job_of_host_.assign(options_.hosts + 1, -1);
+  for (size_t j = 0; j < options_.jobs.size(); ++j) {
+    for (int h = options_.jobs[j].first_host; h <= options_.jobs[j].last_host; ++h) {
+      job_of_host_[h] = static_cast<int>(j);
+    }
+  }
+  leaf_marking_.assign(options_.nics_per_host, 1.0);
   flap_started_.assign(options_.flaps.size(), false);
   flap_ended_.assign(options_.flaps.size(), false);
+  degrade_started_.assign(options_.degrades.size(), false);
+  misconfig_started_.assign(options_.ecn_misconfigs.size(), false);
   return absl::OkStatus();
 }
 
@@ -253,15 +281,6 @@ absl::Status AppendGroundTruth(const std::string& file, std::string_view json_li
   out << json_line << "\n";
   if (!out) return absl::UnavailableError("cannot append to " + file);
   return absl::OkStatus();
-}
-
-absl::Status SysfsFabric::WriteGroundTruth(const LinkFlap& f, absl::Time at) {
-  return AppendGroundTruth(
-      options_.ground_truth_file,
-      absl::StrFormat("{\"fault\": \"link_flap\", \"host\": \"%s\", \"device\": \"%s\", "
-                      "\"port\": \"%d\", \"injected_at_unix_nano\": %d, \"down_for_ms\": %d}",
-                      f.host, f.device, f.port, absl::ToUnixNanos(at),
-                      absl::ToInt64Milliseconds(f.down_for)));
 }
 
 void SysfsFabric::ReadTraffic(std::vector<NicTraffic>& out) const {
@@ -281,6 +300,7 @@ void SysfsFabric::ReadTraffic(std::vector<NicTraffic>& out) const {
     t.tx_packets = value("counters/port_xmit_packets");
     t.rx_packets = value("counters/port_rcv_packets");
     t.up = p.up;
+    t.ecn_marked = value("hw_counters/np_ecn_marked_roce_packets");
   }
 }
 
@@ -288,7 +308,17 @@ absl::Status SysfsFabric::Tick(absl::Time now) {
   const double dt = absl::ToDoubleSeconds(now - last_);
   if (dt <= 0) return absl::OkStatus();
   last_ = now;
+  if (absl::Status s = ApplyFlaps(now); !s.ok()) return s;
+  if (absl::Status s = ApplyDegrades(now); !s.ok()) return s;
+  if (absl::Status s = ApplyEcnMisconfigs(now); !s.ok()) return s;
+  MoveTraffic(now, dt);
+  for (auto& port : ports_) {
+    if (absl::Status s = port->Flush(); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
 
+absl::Status SysfsFabric::ApplyFlaps(absl::Time now) {
   for (size_t i = 0; i < options_.flaps.size(); ++i) {
     const LinkFlap& f = options_.flaps[i];
     Port* p = by_name_[absl::StrCat(f.host, "/", f.device, "/", f.port)];
@@ -298,7 +328,15 @@ absl::Status SysfsFabric::Tick(absl::Time now) {
       (*p)["counters/link_downed"] += 1;
       (*p)["counters/link_error_recovery"] += 1;
       if (absl::Status s = p->SetUp(false); !s.ok()) return s;
-      if (absl::Status s = WriteGroundTruth(f, now); !s.ok()) return s;
+      if (absl::Status s = AppendGroundTruth(
+              options_.ground_truth_file,
+              absl::StrFormat("{\"fault\": \"link_flap\", \"host\": \"%s\", \"device\": \"%s\", "
+                              "\"port\": \"%d\", \"injected_at_unix_nano\": %d, \"down_for_ms\": %d}",
+                              f.host, f.device, f.port, absl::ToUnixNanos(now),
+                              absl::ToInt64Milliseconds(f.down_for)));
+          !s.ok()) {
+        return s;
+      }
       spdlog::info("injected link flap: {}/{} port {} down", f.host, f.device, f.port);
     }
     if (flap_started_[i] && !flap_ended_[i] && now >= start_ + f.at + f.down_for) {
@@ -307,36 +345,122 @@ absl::Status SysfsFabric::Tick(absl::Time now) {
       spdlog::info("link {}/{} port {} up again", f.host, f.device, f.port);
     }
   }
+  return absl::OkStatus();
+}
 
-  // Training-step rhythm: all NICs of the job burst together during the AllReduce phase.
-  const double step_s = absl::ToDoubleSeconds(options_.step);
-  const double phase = std::fmod(absl::ToDoubleSeconds(now - start_), step_s) / step_s;
-  const bool communicating = phase < options_.comm_fraction;
-  std::normal_distribution<double> noise(1.0, 0.05);
-  const double line_bytes_per_s = options_.link_gbps * 1e9 / 8;
-  for (auto& port : ports_) {
-    Port& p = *port;
-    if (p.up) {
-      const double util = communicating ? 0.85 : 0.02;
-      const auto bytes = static_cast<uint64_t>(line_bytes_per_s * util * dt * std::max(0.0, noise(rng_)));
-      const uint64_t rx = static_cast<uint64_t>(bytes * std::max(0.0, noise(rng_)));
-      // IB data counters count 4-byte words; RoCE MTU 4096.
-      p["counters/port_xmit_data"] += bytes / 4;
-      p["counters/port_rcv_data"] += rx / 4;
-      p["counters/port_xmit_packets"] += bytes / 4096;
-      p["counters/port_rcv_packets"] += rx / 4096;
-      p["counters/unicast_xmit_packets"] += bytes / 4096;
-      p["counters/unicast_rcv_packets"] += rx / 4096;
-      p["hw_counters/rx_write_requests"] += rx / (1 << 20);
-      // A healthy lossless fabric still marks a little ECN under incast.
-      if (communicating && rng_() % 10 == 0) {
-        p["hw_counters/np_ecn_marked_roce_packets"] += rng_() % 50;
-        p["hw_counters/np_cnp_sent"] += rng_() % 5;
-      }
+absl::Status SysfsFabric::ApplyDegrades(absl::Time now) {
+  for (size_t i = 0; i < options_.degrades.size(); ++i) {
+    const NicDegrade& d = options_.degrades[i];
+    if (degrade_started_[i] || now < start_ + d.at) continue;
+    degrade_started_[i] = true;
+    Port* p = by_name_[absl::StrCat(d.host, "/", d.device, "/1")];
+    p->speed_factor = d.factor;
+    const double gbps = options_.link_gbps * d.factor;
+    if (absl::Status s = p->rate->Write(RateText(gbps)); !s.ok()) return s;
+    if (absl::Status s = AppendGroundTruth(
+            options_.ground_truth_file,
+            absl::StrFormat("{\"fault\": \"nic_degrade\", \"host\": \"%s\", \"device\": \"%s\", "
+                            "\"port\": \"1\", \"factor\": %g, \"rate_gbps\": %g, "
+                            "\"injected_at_unix_nano\": %d}",
+                            d.host, d.device, d.factor, gbps, absl::ToUnixNanos(now)));
+        !s.ok()) {
+      return s;
     }
-    if (absl::Status s = p.Flush(); !s.ok()) return s;
+    spdlog::info("injected link degradation: {}/{} renegotiated to {} Gb/s", d.host, d.device, gbps);
   }
   return absl::OkStatus();
+}
+
+absl::Status SysfsFabric::ApplyEcnMisconfigs(absl::Time now) {
+  for (size_t i = 0; i < options_.ecn_misconfigs.size(); ++i) {
+    const EcnMisconfig& m = options_.ecn_misconfigs[i];
+    if (misconfig_started_[i] || now < start_ + m.at) continue;
+    misconfig_started_[i] = true;
+    const double share = EcnMarkingShare(m.threshold_offset_kb);
+    leaf_marking_[m.rail] = std::min(leaf_marking_[m.rail], share);
+    if (absl::Status s = AppendGroundTruth(
+            options_.ground_truth_file,
+            absl::StrFormat("{\"fault\": \"ecn_misconfig\", \"switch\": \"%s\", \"queue\": %d, "
+                            "\"threshold_offset_kb\": %g, \"marking_share\": %g, "
+                            "\"throughput_share\": %g, \"injected_at_unix_nano\": %d}",
+                            m.switch_name, kRocePriority, m.threshold_offset_kb, share,
+                            ThroughputUnderMarking(share), absl::ToUnixNanos(now)));
+        !s.ok()) {
+      return s;
+    }
+    spdlog::info("injected ECN misconfiguration: {} threshold {} KB too high, marks {:.2}% of normal",
+                 m.switch_name, m.threshold_offset_kb, share * 100);
+  }
+  return absl::OkStatus();
+}
+
+void SysfsFabric::MoveTraffic(absl::Time now, double dt) {
+  const int nics = options_.nics_per_host;
+  const double line_bytes_per_s = options_.link_gbps * 1e9 / 8;
+  // Background hosts: the training-step rhythm, all NICs bursting together in the AllReduce
+  // (the phase of the tick's middle stands for the whole tick).
+  const double step_s = absl::ToDoubleSeconds(options_.step);
+  const double phase =
+      std::fmod(absl::ToDoubleSeconds(now - start_) - dt / 2, step_s) / step_s;
+  const double background_util = phase < options_.comm_fraction ? 0.85 : 0.02;
+  // A job's collective runs at its slowest rail; every job has a NIC on every leaf (rail-
+  // optimised), so a leaf that holds traffic back with PFC slows all of them. One noise draw per
+  // job and tick keeps its NICs in lockstep.
+  double slowest = 1;
+  for (double marking : leaf_marking_) slowest = std::min(slowest, ThroughputUnderMarking(marking));
+  std::normal_distribution<double> job_noise(1.0, 0.02), nic_noise(1.0, 0.01),
+      background_noise(1.0, 0.05);
+  std::vector<double> job_util(options_.jobs.size());
+  for (size_t j = 0; j < job_util.size(); ++j) {
+    job_util[j] = options_.jobs[j].util * slowest * std::max(0.0, job_noise(rng_));
+  }
+
+  // CNPs go back to the senders, which for rail-local collectives sit behind the same leaf:
+  // each NIC handles the rail's CNPs in proportion to what it sent.
+  std::vector<double> rail_cnps(nics, 0), rail_tx(nics, 0);
+  std::vector<double> sent(ports_.size(), 0);
+  for (size_t i = 0; i < ports_.size(); ++i) {
+    Port& p = *ports_[i];
+    if (!p.up) continue;
+    const int host = static_cast<int>(i) / nics + 1;
+    const int rail = static_cast<int>(i) % nics;
+    double util, rx_ratio;
+    if (const int job = job_of_host_[host]; job >= 0) {
+      util = job_util[job] * std::max(0.0, nic_noise(rng_));
+      rx_ratio = std::max(0.0, nic_noise(rng_));
+    } else {
+      util = background_util * std::max(0.0, background_noise(rng_)) *
+             ThroughputUnderMarking(leaf_marking_[rail]);
+      rx_ratio = std::max(0.0, background_noise(rng_));
+    }
+    // A NIC whose link renegotiated lower is saturated at its new speed, both ways.
+    util *= p.speed_factor;
+    const auto bytes = static_cast<uint64_t>(line_bytes_per_s * util * dt);
+    const auto rx = static_cast<uint64_t>(static_cast<double>(bytes) * rx_ratio);
+    // IB data counters count 4-byte words; RoCE MTU 4096.
+    p["counters/port_xmit_data"] += bytes / 4;
+    p["counters/port_rcv_data"] += rx / 4;
+    p["counters/port_xmit_packets"] += bytes / 4096;
+    p["counters/port_rcv_packets"] += rx / 4096;
+    p["counters/unicast_xmit_packets"] += bytes / 4096;
+    p["counters/unicast_rcv_packets"] += rx / 4096;
+    p["hw_counters/rx_write_requests"] += rx / (1 << 20);
+    // The leaf marks what it sends this NIC; the NIC (notification point) answers with CNPs.
+    const uint64_t marks =
+        DrawCount(rng_, static_cast<double>(rx) / 1e9 * kEcnMarksPerGb * leaf_marking_[rail]);
+    const uint64_t cnps = DrawCount(rng_, static_cast<double>(marks) * kCnpsPerMark);
+    p["hw_counters/np_ecn_marked_roce_packets"] += marks;
+    p["hw_counters/np_cnp_sent"] += cnps;
+    rail_cnps[rail] += static_cast<double>(cnps);
+    rail_tx[rail] += static_cast<double>(bytes);
+    sent[i] = static_cast<double>(bytes);
+  }
+  for (size_t i = 0; i < ports_.size(); ++i) {
+    const int rail = static_cast<int>(i) % nics;
+    if (sent[i] <= 0 || rail_tx[rail] <= 0) continue;
+    (*ports_[i])["hw_counters/rp_cnp_handled"] +=
+        DrawCount(rng_, rail_cnps[rail] * sent[i] / rail_tx[rail]);
+  }
 }
 
 }  // namespace railwatch::sim

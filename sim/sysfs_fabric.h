@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "sim/traffic_model.h"
 
 namespace railwatch::sim {
 
@@ -49,12 +50,16 @@ struct NicTraffic {
   int nic = 0;   // 0-based, mlx5_<nic>
   uint64_t tx_bytes = 0, rx_bytes = 0, tx_packets = 0, rx_packets = 0;
   bool up = true;
+  // RoCE packets the NIC received with ECN CE set (np_ecn_marked_roce_packets): the marks its
+  // leaf port's egress queue made.
+  uint64_t ecn_marked = 0;
 };
 
 // N simulated GPU hosts with 8 RDMA NICs each, written as sysfs trees under
-// <root>/<host>/class/infiniband/. Traffic follows a training job's rhythm (an AllReduce burst
-// every step, then compute), so the data counters move like a real job's; faults are injected
-// at chosen offsets and recorded as ground truth.
+// <root>/<host>/class/infiniband/. Hosts in a job run its collectives on all their NICs at the
+// job's share of line rate, in lockstep; other hosts follow a training step's rhythm (an
+// AllReduce burst every step, then compute). ECN marks and CNPs follow the traffic and each
+// leaf's marking; faults are injected at chosen offsets and recorded as ground truth.
 class SysfsFabric {
  public:
   struct Options {
@@ -66,6 +71,11 @@ class SysfsFabric {
     double comm_fraction = 0.6;                     // share of the step spent in AllReduce
     uint64_t seed = 1;
     std::vector<LinkFlap> flaps;
+    std::vector<SimJob> jobs;
+    std::vector<NicDegrade> degrades;
+    // Leaf-side faults that the NICs behind the leaf feel (fewer marks and CNPs, slower jobs);
+    // the switch model adds the leaf's own counters.
+    std::vector<EcnMisconfig> ecn_misconfigs;
     // JSON lines, one per injected fault, appended as it happens.
     std::string ground_truth_file;
   };
@@ -88,14 +98,19 @@ class SysfsFabric {
 
  private:
   struct Port;
-  absl::Status WriteGroundTruth(const LinkFlap& f, absl::Time at);
+  absl::Status ApplyFlaps(absl::Time now);
+  absl::Status ApplyDegrades(absl::Time now);
+  absl::Status ApplyEcnMisconfigs(absl::Time now);
+  void MoveTraffic(absl::Time now, double dt);
 
   Options options_;
   absl::Time start_, last_;
   std::mt19937_64 rng_;
-  std::vector<std::unique_ptr<Port>> ports_;
-  std::map<std::string, Port*> by_name_;  // "host/device/port"
-  std::vector<bool> flap_started_, flap_ended_;
+  std::vector<std::unique_ptr<Port>> ports_;  // host-major, as ReadTraffic returns them
+  std::map<std::string, Port*> by_name_;      // "host/device/port"
+  std::vector<bool> flap_started_, flap_ended_, degrade_started_, misconfig_started_;
+  std::vector<int> job_of_host_;          // index into options_.jobs, -1: none; by host index
+  std::vector<double> leaf_marking_;      // ECN marking share per leaf (rail), 1 when healthy
 };
 
 }  // namespace railwatch::sim

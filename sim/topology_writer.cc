@@ -60,7 +60,7 @@ absl::Status WriteTargetsFile(const std::string& path, const std::vector<SimSwit
 }
 
 absl::Status WriteTopologyFile(const std::string& path, const std::vector<SimSwitch>& switches,
-                               int hosts, int nics_per_host) {
+                               int hosts, int nics_per_host, const std::vector<SimJob>& jobs) {
   YAML::Emitter out;
   out << YAML::BeginMap << YAML::Key << "switches" << YAML::Value << YAML::BeginSeq;
   for (const SimSwitch& sw : switches) {
@@ -93,7 +93,19 @@ absl::Status WriteTopologyFile(const std::string& path, const std::vector<SimSwi
     }
     out << YAML::EndSeq << YAML::EndMap;
   }
-  out << YAML::EndSeq << YAML::EndMap;
+  out << YAML::EndSeq;
+  if (!jobs.empty()) {
+    out << YAML::Key << "jobs" << YAML::Value << YAML::BeginSeq;
+    for (const SimJob& job : jobs) {
+      out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << job.name << YAML::Key
+          << "hosts" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (int h = job.first_host; h <= job.last_host; ++h) out << SysfsFabric::HostName(h);
+      out << YAML::EndSeq << YAML::Key << "gpus_per_host" << YAML::Value << nics_per_host
+          << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
+  out << YAML::EndMap;
   return WriteAtomically(path, absl::StrCat(out.c_str(), "\n"), 0644);
 }
 

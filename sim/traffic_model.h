@@ -1,0 +1,86 @@
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace railwatch::sim {
+
+// What moves the simulated NICs' traffic and congestion counters, apart from the per-port
+// faults of sysfs_fabric.h and switch_model.h: training jobs, links that renegotiated to a lower
+// speed, and leaves whose ECN profile is wrong. docs/SIMULATOR.md has the numbers.
+
+// RoCE traffic runs lossless on priority 3, mapped to queue 3.
+inline constexpr int kRocePriority = 3;
+
+// --job=NAME:FIRST-LAST[:UTIL]: hosts FIRST..LAST (1-based, inclusive) run one job's
+// collectives on all their NICs at UTIL of line rate, in lockstep.
+struct SimJob {
+  std::string name;
+  int first_host = 1, last_host = 1;
+  double util = 0.8;
+};
+absl::StatusOr<SimJob> ParseJob(absl::string_view spec);
+
+// --degrade=HOST/DEVICE@OFFSET[:FACTOR]: from OFFSET the NIC's link runs at FACTOR x its speed.
+struct NicDegrade {
+  std::string host, device;
+  absl::Duration at;
+  double factor = 0.5;
+};
+absl::StatusOr<NicDegrade> ParseDegrade(absl::string_view spec);
+
+// --ecn_misconfig=SWITCH@OFFSET[:KB]: from OFFSET that leaf's ECN marking threshold on the RoCE
+// queue is KB kilobytes too high. SWITCH is a leaf, leaf-r<rail>.
+struct EcnMisconfig {
+  std::string switch_name;
+  int rail = 0;
+  absl::Duration at;
+  double threshold_offset_kb = 3;
+};
+absl::StatusOr<EcnMisconfig> ParseEcnMisconfig(absl::string_view spec);
+
+// Checks the specs against a fabric of `hosts` x `nics_per_host`: jobs inside it, named once,
+// no host in two jobs; degraded NICs and misconfigured leaves that exist.
+absl::Status ValidateTrafficFaults(int hosts, int nics_per_host, const std::vector<SimJob>& jobs,
+                                   const std::vector<NicDegrade>& degrades,
+                                   const std::vector<EcnMisconfig>& misconfigs);
+
+// The share of ECN marks a leaf still makes when its threshold is `offset_kb` too high: the
+// queue under a collective's incast sits about kEcnQueueHeadroomKb above a correct threshold,
+// so marking falls off as exp(-offset / headroom): 3 KB too high marks 0.25% of what it should.
+inline constexpr double kEcnQueueHeadroomKb = 0.5;
+double EcnMarkingShare(double offset_kb);
+
+// Without the marks, DCQCN does not slow the senders; the queues fill to XOFF and PFC holds the
+// traffic instead, which costs throughput: a job whose leaf marks nothing runs at 60%.
+inline constexpr double kUnmarkedThroughput = 0.6;
+double ThroughputUnderMarking(double marking_share);
+
+// Healthy marking: about 20 ECN marks per GB a leaf sends a NIC on the RoCE queue, and the
+// receiving NIC answers 80% of its marked packets with a CNP (one CNP per QP per interval).
+inline constexpr double kEcnMarksPerGb = 20;
+inline constexpr double kCnpsPerMark = 0.8;
+
+// What a leaf's ports send in PFC pauses per second when its queues fill to XOFF for lack of
+// marks, at full unmarked congestion and a load of at least kCongestedLoad of line rate;
+// proportionally less below it.
+inline constexpr double kCongestionPauseRate = 1200;
+inline constexpr double kCongestedLoad = 0.5;
+double CongestionPauseRate(double marking_share, double load);
+
+// The sysfs `rate` text of a port running at `gbps` over 4 lanes, as the kernel prints it
+// ("400 Gb/sec (4X NDR)", "200 Gb/sec (4X HDR)"; "300 Gb/sec (4X)" for a lane speed the IB
+// names do not cover).
+std::string RateText(double gbps);
+
+// An integer count of events for an expected number: Poisson for sparse ones (benign pauses,
+// ECN marks), the mean with a random rounding for dense ones (a storm).
+uint64_t DrawCount(std::mt19937_64& rng, double expected);
+
+}  // namespace railwatch::sim
