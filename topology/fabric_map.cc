@@ -3,6 +3,7 @@
 #include "topology/fabric_map.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -23,32 +24,60 @@ std::string LinkId(std::string_view a, std::string_view b) {
                : absl::StrCat(AsAbsl(b), " <-> ", AsAbsl(a));
 }
 
-// Appends labels in place, keeping a sorted set sorted without NormalizeLabels' buffer, and
-// never replacing a label the element already has.
+// Adds labels to an element when it goes out of scope, never replacing one the element has, in
+// one merge of two sorted lists: each label moves once (inserting one by one shifts the tail each
+// time), and pointers into the element stay valid until then.
 class LabelAdder {
  public:
-  explicit LabelAdder(Labels& labels)
-      : labels_(labels),
-        sorted_(std::is_sorted(labels.begin(), labels.end(),
-                               [](const Label& a, const Label& b) { return a.name < b.name; })) {
-    labels_.reserve(labels_.size() + 12);
-  }
-  ~LabelAdder() {
-    if (!sorted_) NormalizeLabels(labels_);
-  }
+  explicit LabelAdder(Labels& labels) : labels_(labels) {}
+  ~LabelAdder() { Flush(); }
+  LabelAdder(const LabelAdder&) = delete;
+  LabelAdder& operator=(const LabelAdder&) = delete;
 
+  // `name` must be a literal (it is kept as a view).
   void Add(std::string_view name, std::string_view value) {
-    if (value.empty()) return;
-    auto at = labels_.begin();
-    while (at != labels_.end() && at->name < name) ++at;
-    if (at != labels_.end() && at->name == name) return;
-    if (!sorted_ && FindLabel(labels_, name) != nullptr) return;
-    labels_.insert(at, Label{std::string(name), std::string(value)});
+    if (value.empty() || count_ == kMax) return;
+    pending_[count_].name = name;
+    pending_[count_].value.assign(value.data(), value.size());
+    ++count_;
   }
 
  private:
+  struct Pending {
+    std::string_view name;
+    std::string value;
+  };
+  static constexpr size_t kMax = 12;
+
+  void Flush() {
+    if (count_ == 0) return;
+    std::sort(pending_.begin(), pending_.begin() + count_,
+              [](const Pending& a, const Pending& b) { return a.name < b.name; });
+    const auto by_name = [](const Label& a, const Label& b) { return a.name < b.name; };
+    if (!std::is_sorted(labels_.begin(), labels_.end(), by_name)) {
+      // Existing labels come first, so NormalizeLabels keeps them over ours.
+      for (size_t i = 0; i < count_; ++i) {
+        labels_.push_back(Label{std::string(pending_[i].name), std::move(pending_[i].value)});
+      }
+      NormalizeLabels(labels_);
+      return;
+    }
+    Labels out;
+    out.reserve(labels_.size() + count_);
+    auto it = labels_.begin();
+    for (size_t i = 0; i < count_; ++i) {
+      Pending& p = pending_[i];
+      while (it != labels_.end() && it->name < p.name) out.push_back(std::move(*it++));
+      if (it != labels_.end() && it->name == p.name) continue;  // the element's own wins
+      out.push_back(Label{std::string(p.name), std::move(p.value)});
+    }
+    while (it != labels_.end()) out.push_back(std::move(*it++));
+    labels_.swap(out);
+  }
+
   Labels& labels_;
-  bool sorted_;
+  std::array<Pending, kMax> pending_;
+  size_t count_ = 0;
 };
 
 const std::string* NonEmpty(const Labels& labels, std::string_view name) {
@@ -61,6 +90,10 @@ void AppendAll(std::vector<std::string>& out, const std::vector<std::string>& mo
 }
 
 void SortUnique(std::vector<std::string>& v) {
+  if (std::is_sorted(v.begin(), v.end()) &&
+      std::adjacent_find(v.begin(), v.end()) == v.end()) {
+    return;
+  }
   std::sort(v.begin(), v.end());
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
@@ -93,8 +126,11 @@ struct FabricMap::Index {
   std::deque<Nic> nics;  // stable addresses for the maps below
   absl::flat_hash_map<std::string, Host> hosts;
   absl::flat_hash_map<std::string, Switch> switches;
-  absl::flat_hash_map<std::string, std::vector<std::string>> hosts_of_leaf, hosts_of_rail;
-  std::vector<std::string> all_hosts;  // sorted
+  // Hosts by their position in all_hosts (sorted), so that a union of a spine's leaves is a pass
+  // over marks rather than a sort of every leaf's host names.
+  std::vector<std::string> all_hosts;
+  absl::flat_hash_map<std::string, uint32_t> host_id;
+  absl::flat_hash_map<std::string, std::vector<uint32_t>> hosts_of_leaf, hosts_of_rail;
 
   // Hop distance: vertices are NICs and switches; edges are cables.
   absl::flat_hash_map<std::string, int> vertex_of;  // "host/device" or switch name
@@ -163,10 +199,14 @@ FabricMap::FabricMap(std::shared_ptr<const Topology> topology, const JobRegistry
       sw.is_leaf = absl::EqualsIgnoreCase(s.role, "leaf");
       sw.vertex = index->AddVertex(s.name);
     }
+    for (const TopologyHost& h : topology_->hosts()) index->all_hosts.push_back(h.name);
+    SortUnique(index->all_hosts);
+    for (uint32_t i = 0; i < index->all_hosts.size(); ++i) {
+      index->host_id[index->all_hosts[i]] = i;
+    }
     for (const TopologyHost& h : topology_->hosts()) {
       Index::Host& host = index->hosts[h.name];
       host.name = h.name;
-      index->all_hosts.push_back(h.name);
       for (const TopologyNic& n : h.nics) {
         Index::Nic& nic = index->nics.emplace_back();
         nic.host = h.name;
@@ -176,7 +216,7 @@ FabricMap::FabricMap(std::shared_ptr<const Topology> topology, const JobRegistry
         nic.vertex = index->AddVertex(nic.node);
         if (n.rail >= 0) {
           nic.rail = absl::StrCat(n.rail);
-          index->hosts_of_rail[nic.rail].push_back(h.name);
+          index->hosts_of_rail[nic.rail].push_back(index->host_id.at(h.name));
         }
         host.by_device[n.device] = &nic;
         if (!n.netdev.empty()) host.by_netdev[n.netdev] = &nic;
@@ -190,7 +230,7 @@ FabricMap::FabricMap(std::shared_ptr<const Topology> topology, const JobRegistry
         sw->second.is_leaf = true;
         sw->second.ports[n.switch_port].nic = &nic;
         index->AddEdge(nic.vertex, sw->second.vertex);
-        index->hosts_of_leaf[nic.leaf].push_back(h.name);
+        index->hosts_of_leaf[nic.leaf].push_back(index->host_id.at(h.name));
       }
     }
     for (const TopologySwitch& s : topology_->switches()) {
@@ -212,18 +252,13 @@ FabricMap::FabricMap(std::shared_ptr<const Topology> topology, const JobRegistry
         }
       }
     }
-    SortUnique(index->all_hosts);
-    for (auto& [leaf, hosts] : index->hosts_of_leaf) SortUnique(hosts);
-    for (auto& [rail, hosts] : index->hosts_of_rail) SortUnique(hosts);
   }
   index_ = std::move(index);
 }
 
 bool FabricMap::Enrich(Labels& labels) const {
   const Index& ix = *index_;
-  // Reserves first: the pointers below must not move with a reallocation. They are read before
-  // the first Add, which shifts the element's labels.
-  LabelAdder add(labels);
+  LabelAdder add(labels);  // adds when Enrich returns: the pointers below stay valid
   const std::string* host = NonEmpty(labels, "host");
   const std::string* sw = NonEmpty(labels, "switch");
   const std::string* device = NonEmpty(labels, "device");
@@ -245,8 +280,7 @@ bool FabricMap::Enrich(Labels& labels) const {
     } else if (device != nullptr) {
       add.Add("node", absl::StrCat(*host, "/", *device));
     } else {
-      const std::string node = *host;
-      add.Add("node", node);
+      add.Add("node", *host);
     }
     add.Add("job", job);
     return h != nullptr;
@@ -254,8 +288,7 @@ bool FabricMap::Enrich(Labels& labels) const {
   if (sw == nullptr) return false;
   const Index::Switch* s = ix.FindSwitch(*sw);
   if (s == nullptr) {
-    const std::string node = *sw;
-    add.Add("node", node);
+    add.Add("node", *sw);
     return false;
   }
   const Index::Port* port = interface != nullptr ? ix.FindPort(*s, *interface) : nullptr;
@@ -403,7 +436,7 @@ BlastRadius FabricMap::Blast(const Labels& culprit, std::string_view scope) cons
     }
     return true;
   };
-  std::set<std::string> leaves, rails;
+  std::set<std::string> leaves;
   if (const std::string* l = NonEmpty(culprit, "leaf")) {
     leaves.insert(*l);
   } else if (!from_nics(&Index::Nic::leaf, leaves) && s != nullptr) {
@@ -419,24 +452,33 @@ BlastRadius FabricMap::Blast(const Labels& culprit, std::string_view scope) cons
       }
     }
   }
-  if (const std::string* r = NonEmpty(culprit, "rail")) {
-    rails.insert(*r);
-  } else if (!from_nics(&Index::Nic::rail, rails) && s != nullptr) {
-    if (port != nullptr && port->nic != nullptr) {
-      if (!port->nic->rail.empty()) rails.insert(port->nic->rail);
-    } else {  // the rails of the NICs on the culprit's leaves
-      for (const Index::Nic& n : ix.nics) {
-        if (!n.rail.empty() && leaves.contains(n.leaf)) rails.insert(n.rail);
+  auto rails_of_culprit = [&] {
+    std::set<std::string> rails;
+    if (const std::string* r = NonEmpty(culprit, "rail")) {
+      rails.insert(*r);
+    } else if (!from_nics(&Index::Nic::rail, rails) && s != nullptr) {
+      if (port != nullptr && port->nic != nullptr) {
+        if (!port->nic->rail.empty()) rails.insert(port->nic->rail);
+      } else {  // the rails of the NICs on the culprit's leaves
+        for (const Index::Nic& n : ix.nics) {
+          if (!n.rail.empty() && leaves.contains(n.leaf)) rails.insert(n.rail);
+        }
       }
     }
-  }
-  auto hosts_of = [](const absl::flat_hash_map<std::string, std::vector<std::string>>& by,
-                     const std::set<std::string>& keys) {
-    std::vector<std::string> out;
+    return rails;
+  };
+  auto hosts_of = [&ix](const absl::flat_hash_map<std::string, std::vector<uint32_t>>& by,
+                        const std::set<std::string>& keys) {
+    std::vector<bool> in(ix.all_hosts.size());
     for (const std::string& k : keys) {
-      if (auto it = by.find(k); it != by.end()) AppendAll(out, it->second);
+      if (auto it = by.find(k); it != by.end()) {
+        for (uint32_t id : it->second) in[id] = true;
+      }
     }
-    SortUnique(out);
+    std::vector<std::string> out;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (in[i]) out.push_back(ix.all_hosts[i]);
+    }
     return out;
   };
 
@@ -458,7 +500,7 @@ BlastRadius FabricMap::Blast(const Labels& culprit, std::string_view scope) cons
   if (scope == "leaf") {
     out.hosts = hosts_of(ix.hosts_of_leaf, leaves);
   } else if (scope == "rail") {
-    out.hosts = hosts_of(ix.hosts_of_rail, rails);
+    out.hosts = hosts_of(ix.hosts_of_rail, rails_of_culprit());
   } else if (scope == "job") {
     out.hosts = direct;
     if (jobs_ != nullptr) {
@@ -473,7 +515,11 @@ BlastRadius FabricMap::Blast(const Labels& culprit, std::string_view scope) cons
   } else if (scope == "fabric") {
     out.hosts = ix.all_hosts;
     if (jobs_ != nullptr) {
-      for (const JobInfo& j : jobs_->All()) AppendAll(out.hosts, j.hosts);
+      for (const JobInfo& j : jobs_->All()) {
+        for (const std::string& x : j.hosts) {
+          if (!ix.hosts.contains(x)) out.hosts.push_back(x);
+        }
+      }
     }
   } else {
     out.hosts = direct;
