@@ -1,400 +1,652 @@
+// The condition language's lexer and parser (grammar in engine/condition.h and
+// docs/PLAYBOOKS.md); evaluation is in condition_eval.cc.
+
 #include "engine/condition.h"
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/text.h"
+#include "engine/condition_internal.h"
 
 namespace railwatch {
 namespace {
 
+using cond::AggOp;
+using cond::BinOp;
+using cond::LabelSet;
+using cond::Matcher;
+using cond::NodePtr;
+using cond::RangeFn;
+using cond::Selector;
+using cond::SetOp;
+using cond::UnaryFn;
+
 // ---- Lexer -------------------------------------------------------------------------------
 
-enum class Tok { kIdent, kNumber, kString, kDuration, kPunct, kEnd };
+enum class Tok { kIdent, kNumber, kDuration, kString, kPunct, kEnd };
 
 struct Token {
   Tok kind;
-  std::string text;
+  std::string text;  // strings: the unescaped value
   size_t offset;
 };
 
-class Lexer {
- public:
-  explicit Lexer(std::string_view s) : s_(s) {}
+bool IsIdentStart(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':';
+}
+bool IsIdentChar(char c) { return IsIdentStart(c) || std::isdigit(static_cast<unsigned char>(c)); }
 
-  absl::StatusOr<std::vector<Token>> Tokenize(ConditionError& err) {
-    std::vector<Token> out;
-    while (true) {
-      while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
-      if (pos_ >= s_.size()) break;
-      const size_t start = pos_;
-      const char c = s_[pos_];
-      if (std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':') {
-        while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) ||
-                                    s_[pos_] == '_' || s_[pos_] == ':'))
-          ++pos_;
-        out.push_back({Tok::kIdent, std::string(s_.substr(start, pos_ - start)), start});
-      } else if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {
-        while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) ||
-                                    s_[pos_] == '.' || s_[pos_] == '+' || s_[pos_] == '-')) {
-          // Allow exponents (1e-3) but stop at a binary minus after a plain number.
-          if ((s_[pos_] == '+' || s_[pos_] == '-') &&
-              !(s_[pos_ - 1] == 'e' || s_[pos_ - 1] == 'E'))
-            break;
-          ++pos_;
-        }
-        std::string text(s_.substr(start, pos_ - start));
-        double d;
-        Tok kind = absl::SimpleAtod(text, &d) ? Tok::kNumber : Tok::kDuration;
-        out.push_back({kind, std::move(text), start});
-      } else if (c == '"') {
-        std::string value;
-        ++pos_;
-        bool closed = false;
-        while (pos_ < s_.size()) {
-          char ch = s_[pos_++];
-          if (ch == '\\' && pos_ < s_.size()) {
-            value += s_[pos_++];
-          } else if (ch == '"') {
-            closed = true;
-            break;
-          } else {
-            value += ch;
-          }
-        }
-        if (!closed) {
-          err = {start, "unterminated string"};
-          return absl::InvalidArgumentError(err.message);
-        }
-        out.push_back({Tok::kString, std::move(value), start});
+// Returns false with `err` set on a bad character or an unterminated string.
+bool Tokenize(std::string_view s, std::vector<Token>& out, ConditionError& err) {
+  size_t pos = 0;
+  while (true) {
+    while (pos < s.size() && std::isspace(static_cast<unsigned char>(s[pos]))) ++pos;
+    if (pos >= s.size()) break;
+    const size_t start = pos;
+    const char c = s[pos];
+    if (c == '#') {  // comment to the end of the line
+      while (pos < s.size() && s[pos] != '\n') ++pos;
+      continue;
+    }
+    if (IsIdentStart(c)) {
+      while (pos < s.size() && IsIdentChar(s[pos])) ++pos;
+      out.push_back({Tok::kIdent, std::string(s.substr(start, pos - start)), start});
+      continue;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) ||
+        (c == '.' && pos + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[pos + 1])))) {
+      // A number (1.5, 1e-3) or a duration (5m, 1h30m, 250ms).
+      while (pos < s.size()) {
+        const char d = s[pos];
+        const bool exponent_sign = (d == '+' || d == '-') && (s[pos - 1] == 'e' || s[pos - 1] == 'E') &&
+                                   std::isdigit(static_cast<unsigned char>(s[start]));
+        if (!std::isalnum(static_cast<unsigned char>(d)) && d != '.' && !exponent_sign) break;
+        ++pos;
+      }
+      std::string text(s.substr(start, pos - start));
+      double v;
+      if (absl::SimpleAtod(text, &v) && std::isfinite(v)) {
+        out.push_back({Tok::kNumber, std::move(text), start});
+      } else if (ParseDuration(text).ok()) {
+        out.push_back({Tok::kDuration, std::move(text), start});
       } else {
-        static constexpr std::string_view kTwo[] = {">=", "<=", "==", "!="};
-        std::string_view two = s_.substr(pos_, 2);
-        bool matched = false;
-        for (std::string_view t : kTwo) {
-          if (two == t) {
-            out.push_back({Tok::kPunct, std::string(t), start});
-            pos_ += 2;
-            matched = true;
-            break;
-          }
+        err = {start, absl::StrCat("'", text, "' is neither a number nor a duration")};
+        return false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      std::string value;
+      ++pos;
+      bool closed = false;
+      while (pos < s.size()) {
+        const char ch = s[pos++];
+        if (ch == '"') {
+          closed = true;
+          break;
         }
-        if (!matched) {
-          if (std::string_view("(){}[],<>=").find(c) == std::string_view::npos) {
-            err = {start, absl::StrCat("unexpected character '", std::string(1, c), "'")};
-            return absl::InvalidArgumentError(err.message);
-          }
-          out.push_back({Tok::kPunct, std::string(1, c), start});
-          ++pos_;
+        if (ch != '\\' || pos >= s.size()) {
+          value += ch;
+          continue;
+        }
+        // \" \\ \n \t are escapes; any other backslash is kept, so regexes read naturally
+        // ("nccl\.ib" is the regex nccl\.ib).
+        const char e = s[pos++];
+        if (e == '"' || e == '\\') {
+          value += e;
+        } else if (e == 'n') {
+          value += '\n';
+        } else if (e == 't') {
+          value += '\t';
+        } else {
+          value += '\\';
+          value += e;
         }
       }
-    }
-    out.push_back({Tok::kEnd, "", s_.size()});
-    return out;
-  }
-
- private:
-  std::string_view s_;
-  size_t pos_ = 0;
-};
-
-// ---- AST -----------------------------------------------------------------------------------
-
-struct Selector {
-  std::string name;
-  std::vector<LabelMatcher> matchers;
-
-  std::string ToString() const {
-    std::string out = name;
-    if (!matchers.empty()) {
-      out += '{';
-      for (size_t i = 0; i < matchers.size(); ++i) {
-        if (i) out += ',';
-        absl::StrAppend(&out, matchers[i].name, matchers[i].negate ? "!=" : "=", "\"",
-                        matchers[i].value, "\"");
+      if (!closed) {
+        err = {start, "unterminated string"};
+        return false;
       }
-      out += '}';
+      out.push_back({Tok::kString, std::move(value), start});
+      continue;
     }
-    return out;
-  }
-};
-
-class SelectorNode final : public Condition {
- public:
-  explicit SelectorNode(Selector sel) : sel_(std::move(sel)) {}
-  std::vector<VectorElement> Evaluate(const SeriesStore& store, int64_t now) const override {
-    std::vector<VectorElement> out;
-    for (SeriesRef ref : store.Select(sel_.name, sel_.matchers)) {
-      std::optional<Sample> s = store.Latest(ref);
-      if (!s) continue;
-      SeriesMeta meta = store.Meta(ref);
-      out.push_back({std::move(meta.labels), s->value, {{ref, "", absl::ZeroDuration(), s->value}}});
+    static constexpr std::string_view kTwo[] = {">=", "<=", "==", "!=", "=~", "!~"};
+    const std::string_view two = s.substr(pos, 2);
+    if (std::find(std::begin(kTwo), std::end(kTwo), two) != std::end(kTwo)) {
+      out.push_back({Tok::kPunct, std::string(two), start});
+      pos += 2;
+      continue;
     }
-    return out;
-  }
-  std::string ToString() const override { return sel_.ToString(); }
-  void CollectMetricNames(std::vector<std::string>& out) const override {
-    out.push_back(sel_.name);
-  }
-
- private:
-  Selector sel_;
-};
-
-class CallNode final : public Condition {
- public:
-  CallNode(std::string fn, Selector sel, absl::Duration window)
-      : fn_(std::move(fn)), sel_(std::move(sel)), window_(window) {}
-  std::vector<VectorElement> Evaluate(const SeriesStore& store, int64_t now) const override {
-    std::vector<VectorElement> out;
-    const int64_t from = now - absl::ToInt64Nanoseconds(window_);
-    for (SeriesRef ref : store.Select(sel_.name, sel_.matchers)) {
-      std::optional<double> v;
-      if (fn_ == "increase") {
-        if (auto w = store.Increase(ref, from, now)) v = w->increase;
-      } else {
-        v = store.Rate(ref, from, now);
-      }
-      if (!v) continue;  // absent or too few samples: no element, never a zero
-      SeriesMeta meta = store.Meta(ref);
-      out.push_back({std::move(meta.labels), *v, {{ref, fn_, window_, *v}}});
+    if (std::string_view("(){}[],<>=+-*/").find(c) == std::string_view::npos) {
+      err = {start, absl::StrCat("unexpected character '", std::string(1, c), "'")};
+      return false;
     }
-    return out;
+    out.push_back({Tok::kPunct, std::string(1, c), start});
+    ++pos;
   }
-  std::string ToString() const override {
-    return absl::StrCat(fn_, "(", sel_.ToString(), "[", HumanDuration(window_), "])");
-  }
-  void CollectMetricNames(std::vector<std::string>& out) const override {
-    out.push_back(sel_.name);
-  }
+  out.push_back({Tok::kEnd, "", s.size()});
+  return true;
+}
 
- private:
-  std::string fn_;
-  Selector sel_;
-  absl::Duration window_;
+// ---- Names ---------------------------------------------------------------------------------
+
+struct RangeFnName {
+  std::string_view name;
+  RangeFn fn;
 };
+constexpr RangeFnName kRangeFns[] = {
+    {"rate", RangeFn::kRate},          {"increase", RangeFn::kIncrease},
+    {"delta", RangeFn::kDelta},        {"changes", RangeFn::kChanges},
+    {"avg_over_time", RangeFn::kAvg},  {"min_over_time", RangeFn::kMin},
+    {"max_over_time", RangeFn::kMax},  {"stale", RangeFn::kStale},
+};
+struct AggName {
+  std::string_view name;
+  AggOp op;
+};
+constexpr AggName kAggs[] = {{"sum", AggOp::kSum},
+                             {"avg", AggOp::kAvg},
+                             {"min", AggOp::kMin},
+                             {"max", AggOp::kMax},
+                             {"count", AggOp::kCount}};
+constexpr std::string_view kOtherFns[] = {"count_over_time", "peer_median", "peer_ratio",
+                                          "topology", "peer", "abs"};
+constexpr std::string_view kKeywords[] = {"and", "or", "unless", "by", "without",
+                                          "on", "ignoring", "bool"};
 
-class CompareNode final : public Condition {
- public:
-  CompareNode(std::unique_ptr<Condition> lhs, std::string op, double rhs)
-      : lhs_(std::move(lhs)), op_(std::move(op)), rhs_(rhs) {}
-  std::vector<VectorElement> Evaluate(const SeriesStore& store, int64_t now) const override {
-    std::vector<VectorElement> out;
-    for (VectorElement& e : lhs_->Evaluate(store, now)) {
-      if (Holds(e.value)) out.push_back(std::move(e));
+std::optional<RangeFn> FindRangeFn(std::string_view name) {
+  for (const RangeFnName& f : kRangeFns) {
+    if (f.name == name) return f.fn;
+  }
+  return std::nullopt;
+}
+std::optional<AggOp> FindAgg(std::string_view name) {
+  for (const AggName& a : kAggs) {
+    if (a.name == name) return a.op;
+  }
+  return std::nullopt;
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+      diag = up;
     }
-    return out;
   }
-  std::string ToString() const override {
-    return absl::StrCat(lhs_->ToString(), " ", op_, " ", absl::StrFormat("%g", rhs_));
-  }
-  void CollectMetricNames(std::vector<std::string>& out) const override {
-    lhs_->CollectMetricNames(out);
-  }
+  return row[b.size()];
+}
 
- private:
-  bool Holds(double v) const {
-    if (op_ == ">") return v > rhs_;
-    if (op_ == ">=") return v >= rhs_;
-    if (op_ == "<") return v < rhs_;
-    if (op_ == "<=") return v <= rhs_;
-    if (op_ == "==") return v == rhs_;
-    return v != rhs_;
-  }
-  std::unique_ptr<Condition> lhs_;
-  std::string op_;
-  double rhs_;
-};
-
-class SetNode final : public Condition {
- public:
-  SetNode(bool is_and, std::unique_ptr<Condition> lhs, std::unique_ptr<Condition> rhs)
-      : and_(is_and), lhs_(std::move(lhs)), rhs_(std::move(rhs)) {}
-  std::vector<VectorElement> Evaluate(const SeriesStore& store, int64_t now) const override {
-    std::vector<VectorElement> left = lhs_->Evaluate(store, now);
-    std::vector<VectorElement> right = rhs_->Evaluate(store, now);
-    std::vector<VectorElement> out;
-    if (and_) {
-      // Label set -> the right elements with it, so each left element is matched once.
-      absl::flat_hash_map<std::string, std::vector<const VectorElement*>> by_key;
-      for (const auto& r : right) by_key[FormatLabels(r.labels)].push_back(&r);
-      for (VectorElement& e : left) {
-        auto it = by_key.find(FormatLabels(e.labels));
-        if (it == by_key.end()) continue;
-        for (const VectorElement* r : it->second) {
-          e.evidence.insert(e.evidence.end(), r->evidence.begin(), r->evidence.end());
-        }
-        out.push_back(std::move(e));
-      }
-    } else {
-      absl::flat_hash_set<std::string> left_keys;
-      for (const auto& e : left) left_keys.insert(FormatLabels(e.labels));
-      out = std::move(left);
-      for (VectorElement& e : right) {
-        if (!left_keys.contains(FormatLabels(e.labels))) out.push_back(std::move(e));
-      }
+// The closest function name, when one is close enough to be a typo.
+std::string SuggestFunction(std::string_view name) {
+  std::vector<std::string_view> all;
+  for (const RangeFnName& f : kRangeFns) all.push_back(f.name);
+  for (const AggName& a : kAggs) all.push_back(a.name);
+  all.insert(all.end(), std::begin(kOtherFns), std::end(kOtherFns));
+  std::string_view best;
+  size_t best_distance = 3;
+  for (std::string_view candidate : all) {
+    const size_t d = EditDistance(name, candidate);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
     }
-    return out;
   }
-  std::string ToString() const override {
-    return absl::StrCat("(", lhs_->ToString(), and_ ? " and " : " or ", rhs_->ToString(), ")");
-  }
-  void CollectMetricNames(std::vector<std::string>& out) const override {
-    lhs_->CollectMetricNames(out);
-    rhs_->CollectMetricNames(out);
-  }
-
- private:
-  bool and_;
-  std::unique_ptr<Condition> lhs_, rhs_;
-};
+  return std::string(best);
+}
 
 // ---- Parser --------------------------------------------------------------------------------
 
 class Parser {
  public:
-  Parser(std::vector<Token> toks, ConditionError& err) : t_(std::move(toks)), err_(err) {}
+  Parser(std::vector<Token> tokens, const ParseEnv& env, std::vector<std::string> macro_stack,
+         ConditionError& err)
+      : t_(std::move(tokens)), env_(env), macro_stack_(std::move(macro_stack)), err_(err) {}
 
-  std::unique_ptr<Condition> ParseAll() {
-    auto e = ParseOr();
-    if (e && Peek().kind != Tok::kEnd) return Fail(Peek(), "expected \"and\", \"or\" or the end");
+  NodePtr ParseAll() {
+    NodePtr e = ParseOr();
+    if (!e) return nullptr;
+    if (Peek().kind != Tok::kEnd) {
+      if (IsCmpOp()) return Error(Peek().offset, "comparisons do not chain; join them with 'and'");
+      return Expected("an operator or the end of the condition");
+    }
     return e;
   }
 
  private:
-  const Token& Peek() const { return t_[pos_]; }
+  const Token& Peek(size_t ahead = 0) const { return t_[std::min(pos_ + ahead, t_.size() - 1)]; }
   const Token& Next() { return t_[pos_ == t_.size() - 1 ? pos_ : pos_++]; }
-  bool IsPunct(std::string_view p) const {
-    return Peek().kind == Tok::kPunct && Peek().text == p;
+  bool IsPunct(std::string_view p, size_t ahead = 0) const {
+    return Peek(ahead).kind == Tok::kPunct && Peek(ahead).text == p;
   }
   bool IsKeyword(std::string_view k) const {
     return Peek().kind == Tok::kIdent && Peek().text == k;
   }
-  std::unique_ptr<Condition> Fail(const Token& at, std::string message) {
+  bool IsCmpOp() const {
+    static constexpr std::string_view kOps[] = {">", ">=", "<", "<=", "==", "!="};
+    return Peek().kind == Tok::kPunct &&
+           std::find(std::begin(kOps), std::end(kOps), Peek().text) != std::end(kOps);
+  }
+
+  std::nullptr_t Error(size_t offset, std::string message) {
     if (!failed_) {
-      std::string found = at.kind == Tok::kEnd ? "end of condition"
-                                               : absl::StrCat("\"", at.text, "\"");
-      err_ = {at.offset, absl::StrCat(message, ", found ", found)};
+      err_ = {offset, std::move(message)};
       failed_ = true;
     }
     return nullptr;
+  }
+  // "expected X, found Y" at the next token.
+  std::nullptr_t Expected(std::string_view what) {
+    const Token& at = Peek();
+    std::string found = at.kind == Tok::kEnd      ? "the end of the condition"
+                        : at.kind == Tok::kString ? absl::StrCat("string \"", at.text, "\"")
+                                                  : absl::StrCat("'", at.text, "'");
+    return Error(at.offset, absl::StrCat("expected ", AsAbsl(what), ", found ", found));
   }
   bool Expect(std::string_view p) {
     if (IsPunct(p)) {
       Next();
       return true;
     }
-    Fail(Peek(), absl::StrCat("expected \"", std::string(p), "\""));
+    Expected(absl::StrCat("'", AsAbsl(p), "'"));
+    return false;
+  }
+  // The ')' that closes what `open` opened ("sum(" at its offset).
+  bool ExpectClose(const Token& open, std::string_view what) {
+    if (IsPunct(")")) {
+      Next();
+      return true;
+    }
+    Expected(absl::StrCat("')' to close '", AsAbsl(what), "' opened at offset ", open.offset));
     return false;
   }
 
-  std::unique_ptr<Condition> ParseOr() {
-    auto lhs = ParseAnd();
+  // ---- Operators, lowest precedence first ----
+
+  std::optional<LabelSet> ParseMatchingOpt() {
+    if (!IsKeyword("on") && !IsKeyword("ignoring")) return LabelSet{};
+    const bool on = Next().text == "on";
+    std::optional<std::vector<std::string>> names = ParseLabelList();
+    if (!names) return std::nullopt;
+    return LabelSet{on ? LabelSet::Mode::kOnly : LabelSet::Mode::kExcept, std::move(*names)};
+  }
+
+  // Both operands of a set operator or a matched operator must be vectors.
+  bool CheckVectors(const NodePtr& lhs, const NodePtr& rhs, const Token& op,
+                    std::string_view what) {
+    if (lhs->constant() || rhs->constant()) {
+      Error(op.offset, absl::StrCat(AsAbsl(what), " needs vectors on both sides, not a number"));
+      return false;
+    }
+    return true;
+  }
+
+  NodePtr ParseOr() {
+    NodePtr lhs = ParseAnd();
     while (lhs && IsKeyword("or")) {
-      Next();
-      auto rhs = ParseAnd();
-      if (!rhs) return nullptr;
-      lhs = std::make_unique<SetNode>(false, std::move(lhs), std::move(rhs));
+      const Token op = Next();
+      std::optional<LabelSet> matching = ParseMatchingOpt();
+      if (!matching) return nullptr;
+      NodePtr rhs = ParseAnd();
+      if (!rhs || !CheckVectors(lhs, rhs, op, "'or'")) return nullptr;
+      lhs = cond::MakeSetOp(SetOp::kOr, std::move(*matching), std::move(lhs), std::move(rhs));
     }
     return lhs;
   }
 
-  std::unique_ptr<Condition> ParseAnd() {
-    auto lhs = ParseComparison();
-    while (lhs && IsKeyword("and")) {
-      Next();
-      auto rhs = ParseComparison();
-      if (!rhs) return nullptr;
-      lhs = std::make_unique<SetNode>(true, std::move(lhs), std::move(rhs));
+  NodePtr ParseAnd() {
+    NodePtr lhs = ParseCmp();
+    while (lhs && (IsKeyword("and") || IsKeyword("unless"))) {
+      const Token op = Next();
+      std::optional<LabelSet> matching = ParseMatchingOpt();
+      if (!matching) return nullptr;
+      NodePtr rhs = ParseCmp();
+      if (!rhs || !CheckVectors(lhs, rhs, op, absl::StrCat("'", op.text, "'"))) return nullptr;
+      lhs = cond::MakeSetOp(op.text == "and" ? SetOp::kAnd : SetOp::kUnless,
+                            std::move(*matching), std::move(lhs), std::move(rhs));
     }
     return lhs;
   }
 
-  std::unique_ptr<Condition> ParseComparison() {
-    auto lhs = ParseOperand();
-    if (!lhs) return nullptr;
-    static constexpr std::string_view kOps[] = {">", ">=", "<", "<=", "==", "!="};
-    for (std::string_view op : kOps) {
-      if (IsPunct(op)) {
-        Next();
-        const Token& num = Peek();
-        double v;
-        if (num.kind != Tok::kNumber || !absl::SimpleAtod(num.text, &v)) {
-          return Fail(num, "expected a number after the comparison");
+  NodePtr ParseCmp() {
+    NodePtr lhs = ParseAdd();
+    if (!lhs || !IsCmpOp()) return lhs;
+    const Token op = Next();
+    bool return_bool = false;
+    if (IsKeyword("bool")) {
+      Next();
+      return_bool = true;
+    }
+    return ParseBinaryRest(op, ToBinOp(op.text), return_bool, std::move(lhs),
+                           [this] { return ParseAdd(); });
+  }
+
+  NodePtr ParseAdd() {
+    NodePtr lhs = ParseMul();
+    while (lhs && (IsPunct("+") || IsPunct("-"))) {
+      const Token op = Next();
+      lhs = ParseBinaryRest(op, ToBinOp(op.text), false, std::move(lhs),
+                            [this] { return ParseMul(); });
+    }
+    return lhs;
+  }
+
+  NodePtr ParseMul() {
+    NodePtr lhs = ParseUnary();
+    while (lhs && (IsPunct("*") || IsPunct("/"))) {
+      const Token op = Next();
+      lhs = ParseBinaryRest(op, ToBinOp(op.text), false, std::move(lhs),
+                            [this] { return ParseUnary(); });
+    }
+    return lhs;
+  }
+
+  static BinOp ToBinOp(std::string_view op) {
+    if (op == "+") return BinOp::kAdd;
+    if (op == "-") return BinOp::kSub;
+    if (op == "*") return BinOp::kMul;
+    if (op == "/") return BinOp::kDiv;
+    if (op == ">") return BinOp::kGt;
+    if (op == ">=") return BinOp::kGe;
+    if (op == "<") return BinOp::kLt;
+    if (op == "<=") return BinOp::kLe;
+    if (op == "==") return BinOp::kEq;
+    return BinOp::kNe;
+  }
+
+  // After `lhs op [bool]`: [matching] rhs; two numbers fold into one.
+  template <typename ParseRhs>
+  NodePtr ParseBinaryRest(const Token& op, BinOp bin, bool return_bool, NodePtr lhs,
+                          ParseRhs parse_rhs) {
+    const Token& matching_at = Peek();
+    std::optional<LabelSet> matching = ParseMatchingOpt();
+    if (!matching) return nullptr;
+    NodePtr rhs = parse_rhs();
+    if (!rhs) return nullptr;
+    const std::optional<double> a = lhs->constant(), b = rhs->constant();
+    if (matching->mode != LabelSet::Mode::kAll && (a || b)) {
+      return Error(matching_at.offset,
+                   absl::StrCat("'", matching_at.text, "' needs vectors on both sides"));
+    }
+    if (a && b) {
+      if (cond::IsComparison(bin) && !return_bool) {
+        return Error(op.offset, "comparing two numbers needs 'bool' (the result is a number)");
+      }
+      std::optional<double> v = cond::Arith(bin, *a, *b);
+      if (!v) return Error(op.offset, "this arithmetic on numbers has no finite result");
+      return cond::MakeNumber(*v);
+    }
+    return cond::MakeBinary(bin, return_bool, std::move(*matching), std::move(lhs),
+                            std::move(rhs));
+  }
+
+  NodePtr ParseUnary() {
+    if (!IsPunct("-")) return ParsePrimary();
+    Next();
+    NodePtr child = ParsePrimary();
+    if (!child) return nullptr;
+    if (std::optional<double> v = child->constant()) return cond::MakeNumber(-*v);
+    return cond::MakeUnary(UnaryFn::kNeg, std::move(child));
+  }
+
+  // ---- Operands ----
+
+  NodePtr ParsePrimary() {
+    const Token& tok = Peek();
+    switch (tok.kind) {
+      case Tok::kNumber: {
+        double v = 0;
+        absl::SimpleAtod(Next().text, &v);
+        return cond::MakeNumber(v);
+      }
+      case Tok::kDuration:
+        return Error(tok.offset,
+                     absl::StrCat("expected a number, found duration '", tok.text,
+                                  "' (durations go in [ ] after a selector, as in rate(x[",
+                                  tok.text, "]))"));
+      case Tok::kPunct:
+        if (tok.text == "(") {
+          const Token open = Next();
+          NodePtr e = ParseOr();
+          if (!e || !ExpectClose(open, "(")) return nullptr;
+          return e;
         }
-        Next();
-        return std::make_unique<CompareNode>(std::move(lhs), std::string(op), v);
-      }
+        break;
+      case Tok::kIdent:
+        return ParseIdentOperand();
+      default:
+        break;
     }
-    return lhs;
+    return Expected("a selector, a number, a function or '('");
   }
 
-  std::unique_ptr<Condition> ParseOperand() {
-    if (IsPunct("(")) {
-      Next();
-      auto e = ParseOr();
-      if (!e || !Expect(")")) return nullptr;
-      return e;
+  NodePtr ParseIdentOperand() {
+    const Token& tok = Peek();
+    const std::string& name = tok.text;
+    if (std::find(std::begin(kKeywords), std::end(kKeywords), name) != std::end(kKeywords)) {
+      return Expected("a selector, a number, a function or '('");
     }
-    if (Peek().kind != Tok::kIdent) return Fail(Peek(), "expected a metric name or a function");
-    if ((IsKeyword("rate") || IsKeyword("increase")) && t_[pos_ + 1].kind == Tok::kPunct &&
-        t_[pos_ + 1].text == "(") {
-      std::string fn = Next().text;
-      Next();  // (
-      std::optional<Selector> sel = ParseSelector();
-      if (!sel || !Expect("[")) return nullptr;
-      const Token& d = Peek();
-      absl::StatusOr<absl::Duration> window = ParseDuration(d.text);
-      if ((d.kind != Tok::kDuration && d.kind != Tok::kNumber) || !window.ok() ||
-          *window <= absl::ZeroDuration()) {
-        return Fail(d, "expected a window such as 5m or 30s");
-      }
+    const bool call = IsPunct("(", 1);
+    if (std::optional<AggOp> agg = FindAgg(name);
+        agg && (call || (Peek(1).kind == Tok::kIdent &&
+                         (Peek(1).text == "by" || Peek(1).text == "without")))) {
+      return ParseAggregation(*agg);
+    }
+    if (call) return ParseCall();
+    if (auto it = env_.macros.find(name); it != env_.macros.end()) {
       Next();
-      if (!Expect("]") || !Expect(")")) return nullptr;
-      return std::make_unique<CallNode>(std::move(fn), std::move(*sel), *window);
+      return ExpandMacro(tok, it->first, it->second);
+    }
+    if (FindRangeFn(name) || std::find(std::begin(kOtherFns), std::end(kOtherFns), name) !=
+                                 std::end(kOtherFns)) {
+      return Error(tok.offset, absl::StrCat("'", name, "' is a function: ", name, "(...)"));
+    }
+    if (name == "events") {
+      return Error(tok.offset,
+                   "events can only be counted: count_over_time(events{kind=\"...\"}[5m])");
     }
     std::optional<Selector> sel = ParseSelector();
     if (!sel) return nullptr;
-    return std::make_unique<SelectorNode>(std::move(*sel));
+    if (IsPunct("[")) {
+      return Error(Peek().offset, absl::StrCat("a range needs a range function around it, as in "
+                                               "rate(", sel->name, "[5m])"));
+    }
+    return cond::MakeSelector(std::move(*sel));
   }
 
-  std::optional<Selector> ParseSelector() {
-    if (Peek().kind != Tok::kIdent) {
-      Fail(Peek(), "expected a metric name");
+  NodePtr ExpandMacro(const Token& use, const std::string& name, const std::string& text) {
+    if (auto it = std::find(macro_stack_.begin(), macro_stack_.end(), name);
+        it != macro_stack_.end()) {
+      std::vector<std::string> cycle(it, macro_stack_.end());
+      cycle.push_back(name);
+      return Error(use.offset, absl::StrCat("macro cycle ", absl::StrJoin(cycle, " -> ")));
+    }
+    ConditionError inner;
+    std::vector<Token> tokens;
+    NodePtr node;
+    std::vector<std::string> stack = macro_stack_;
+    stack.push_back(name);
+    if (Tokenize(text, tokens, inner)) {
+      node = Parser(std::move(tokens), env_, std::move(stack), inner).ParseAll();
+    }
+    if (!node) {
+      // Nested macros name each level; a cycle's message is already complete.
+      if (inner.message.starts_with("macro cycle") || inner.message.starts_with("in macro")) {
+        return Error(use.offset, inner.message);
+      }
+      return Error(use.offset, absl::StrCat("in macro '", name, "' (at offset ", inner.offset,
+                                            " of its text): ", inner.message));
+    }
+    return node;
+  }
+
+  NodePtr ParseAggregation(AggOp op) {
+    const Token fn = Next();
+    const std::string what = absl::StrCat(fn.text, "(");
+    std::optional<LabelSet> grouping;
+    if (IsKeyword("by") || IsKeyword("without")) {
+      grouping = ParseGrouping();
+      if (!grouping) return nullptr;
+    }
+    const Token open = Peek();
+    if (!Expect("(")) return nullptr;
+    NodePtr child = ParseOr();
+    if (!child || !ExpectClose(fn, what)) return nullptr;
+    if (IsKeyword("by") || IsKeyword("without")) {
+      if (grouping) return Error(Peek().offset, absl::StrCat(fn.text, " has two groupings"));
+      grouping = ParseGrouping();
+      if (!grouping) return nullptr;
+    }
+    if (child->constant()) {
+      return Error(open.offset, absl::StrCat(fn.text, "() needs a vector, not a number"));
+    }
+    return cond::MakeAggregation(op, grouping.value_or(LabelSet{}), std::move(child));
+  }
+
+  NodePtr ParseCall() {
+    const Token fn = Next();
+    const std::string what = absl::StrCat(fn.text, "(");
+    Next();  // (
+    if (std::optional<RangeFn> range = FindRangeFn(fn.text)) {
+      if (Peek().kind != Tok::kIdent || IsPunct("(", 1)) {
+        return Expected(absl::StrCat("a series selector with a range, as in ", fn.text,
+                                     "(name[5m])"));
+      }
+      std::optional<Selector> sel = ParseSelector();
+      if (!sel) return nullptr;
+      if (!IsPunct("[")) {
+        return Error(Peek().offset, absl::StrCat("range functions need a [duration], as in ",
+                                                 fn.text, "(", sel->name, "[5m])"));
+      }
+      std::optional<absl::Duration> window = ParseWindow();
+      if (!window || !ExpectClose(fn, what)) return nullptr;
+      return cond::MakeRange(*range, std::move(*sel), *window);
+    }
+    if (fn.text == "count_over_time") {
+      if (!IsKeyword("events")) {
+        return Expected("events{...}[d]: count_over_time counts events, as in "
+                        "count_over_time(events{kind=\"nccl.call_failed\"}[5m])");
+      }
+      std::optional<Selector> sel = ParseSelector();
+      if (!sel) return nullptr;
+      if (!IsPunct("[")) {
+        return Error(Peek().offset,
+                     "range functions need a [duration], as in count_over_time(events[5m])");
+      }
+      std::optional<absl::Duration> window = ParseWindow();
+      if (!window || !ExpectClose(fn, what)) return nullptr;
+      return cond::MakeEventCount(std::move(sel->matchers), *window);
+    }
+    if (fn.text == "peer_median" || fn.text == "peer_ratio") {
+      NodePtr child = ParseOr();
+      if (!child) return nullptr;
+      const std::string needs_by =
+          absl::StrCat(fn.text, " needs `by (labels)`, as in ", fn.text, "(expr, by (rail))");
+      if (!IsPunct(",")) return Error(Peek().offset, needs_by);
+      Next();  // ,
+      if (!IsKeyword("by") && !IsKeyword("without")) return Error(Peek().offset, needs_by);
+      std::optional<LabelSet> grouping = ParseGrouping();
+      if (!grouping || !ExpectClose(fn, what)) return nullptr;
+      if (child->constant()) {
+        return Error(fn.offset, absl::StrCat(fn.text, "() needs a vector, not a number"));
+      }
+      return cond::MakePeer(fn.text == "peer_ratio", std::move(*grouping), std::move(child));
+    }
+    if (fn.text == "topology" || fn.text == "peer" || fn.text == "abs") {
+      NodePtr child = ParseOr();
+      if (!child || !ExpectClose(fn, what)) return nullptr;
+      if (std::optional<double> v = child->constant()) {
+        if (fn.text == "abs") return cond::MakeNumber(std::fabs(*v));
+        return Error(fn.offset, absl::StrCat(fn.text, "() needs a vector, not a number"));
+      }
+      const UnaryFn u = fn.text == "abs"        ? UnaryFn::kAbs
+                        : fn.text == "topology" ? UnaryFn::kTopology
+                                                : UnaryFn::kPeer;
+      return cond::MakeUnary(u, std::move(child));
+    }
+    if (env_.macros.contains(fn.text)) {
+      return Error(fn.offset, absl::StrCat("'", fn.text, "' is a macro, not a function"));
+    }
+    std::string message = absl::StrCat("unknown function '", fn.text, "'");
+    if (std::string hint = SuggestFunction(fn.text); !hint.empty()) {
+      absl::StrAppend(&message, " (did you mean '", hint, "'?)");
+    }
+    return Error(fn.offset, std::move(message));
+  }
+
+  // "[" duration "]"
+  std::optional<absl::Duration> ParseWindow() {
+    Next();  // [
+    const Token& d = Peek();
+    if (d.kind != Tok::kDuration) {
+      Expected("a window such as 30s or 5m");
       return std::nullopt;
     }
+    absl::StatusOr<absl::Duration> window = ParseDuration(d.text);
+    if (!window.ok() || *window <= absl::ZeroDuration()) {
+      Error(d.offset, "the window must be longer than zero");
+      return std::nullopt;
+    }
+    Next();
+    if (!Expect("]")) return std::nullopt;
+    return *window;
+  }
+
+  // ( "by" | "without" ) "(" [ label_list ] ")"
+  std::optional<LabelSet> ParseGrouping() {
+    const bool by = Next().text == "by";
+    std::optional<std::vector<std::string>> names = ParseLabelList();
+    if (!names) return std::nullopt;
+    return LabelSet{by ? LabelSet::Mode::kOnly : LabelSet::Mode::kExcept, std::move(*names)};
+  }
+
+  // "(" [ name { "," name } ] ")", sorted and unique.
+  std::optional<std::vector<std::string>> ParseLabelList() {
+    if (!Expect("(")) return std::nullopt;
+    std::vector<std::string> names;
+    while (!IsPunct(")")) {
+      if (Peek().kind != Tok::kIdent) {
+        Expected("a label name");
+        return std::nullopt;
+      }
+      names.push_back(Next().text);
+      if (IsPunct(",")) {
+        Next();
+      } else if (!IsPunct(")")) {
+        Expected("',' or ')'");
+        return std::nullopt;
+      }
+    }
+    Next();  // )
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
+  }
+
+  // metric_name [ "{" [ matcher { "," matcher } ] "}" ]
+  std::optional<Selector> ParseSelector() {
     Selector sel;
     sel.name = Next().text;
     if (!IsPunct("{")) return sel;
     Next();
     while (!IsPunct("}")) {
-      if (Peek().kind != Tok::kIdent) {
-        Fail(Peek(), "expected a label name");
-        return std::nullopt;
-      }
-      LabelMatcher m;
-      m.name = Next().text;
-      if (IsPunct("=") || IsPunct("!=")) {
-        m.negate = Next().text == "!=";
-      } else {
-        Fail(Peek(), "expected \"=\" or \"!=\"");
-        return std::nullopt;
-      }
-      if (Peek().kind != Tok::kString) {
-        Fail(Peek(), "expected a quoted label value");
-        return std::nullopt;
-      }
-      m.value = Next().text;
-      sel.matchers.push_back(std::move(m));
+      std::optional<Matcher> m = ParseMatcher();
+      if (!m) return std::nullopt;
+      sel.matchers.push_back(std::move(*m));
       if (IsPunct(",")) {
         Next();
       } else if (!IsPunct("}")) {
-        Fail(Peek(), "expected \",\" or \"}\"");
+        Expected("',' or '}'");
         return std::nullopt;
       }
     }
@@ -402,26 +654,148 @@ class Parser {
     return sel;
   }
 
+  std::optional<Matcher> ParseMatcher() {
+    if (Peek().kind != Tok::kIdent) {
+      Expected("a label name");
+      return std::nullopt;
+    }
+    Matcher m;
+    m.name = Next().text;
+    if (IsKeyword("in") || IsKeyword("not")) {
+      if (Next().text == "not") {
+        if (!IsKeyword("in")) {
+          Expected("'in' after 'not'");
+          return std::nullopt;
+        }
+        Next();
+        m.op = Matcher::Op::kNotIn;
+      } else {
+        m.op = Matcher::Op::kIn;
+      }
+      if (!ParseInList(m)) return std::nullopt;
+      return m;
+    }
+    static constexpr std::pair<std::string_view, Matcher::Op> kOps[] = {
+        {"=", Matcher::Op::kEq},
+        {"!=", Matcher::Op::kNe},
+        {"=~", Matcher::Op::kRe},
+        {"!~", Matcher::Op::kNotRe}};
+    bool found = false;
+    for (const auto& [text, op] : kOps) {
+      if (IsPunct(text)) {
+        m.op = op;
+        found = true;
+      }
+    }
+    if (!found) {
+      Expected(absl::StrCat("'=', '!=', '=~', '!~' or 'in' after label '", m.name, "'"));
+      return std::nullopt;
+    }
+    Next();
+    if (Peek().kind != Tok::kString) {
+      Expected("a quoted label value");
+      return std::nullopt;
+    }
+    const Token& value = Next();
+    m.value = value.text;
+    if (m.op == Matcher::Op::kRe || m.op == Matcher::Op::kNotRe) {
+      try {
+        // Anchored at both ends, as in PromQL.
+        m.re = std::make_shared<const std::regex>(
+            m.value, std::regex::ECMAScript | std::regex::optimize);
+      } catch (const std::regex_error& e) {
+        Error(value.offset, absl::StrCat("invalid regex \"", m.value, "\": ", e.what()));
+        return std::nullopt;
+      }
+    }
+    return m;
+  }
+
+  // "(" ( string { "," string } | list_name ) ")"
+  bool ParseInList(Matcher& m) {
+    if (!Expect("(")) return false;
+    if (Peek().kind == Tok::kIdent) {
+      const Token& name = Next();
+      auto it = env_.lists.find(name.text);
+      if (it == env_.lists.end()) {
+        Error(name.offset, absl::StrCat("unknown list '", name.text, "'"));
+        return false;
+      }
+      m.values = it->second;
+    } else {
+      while (true) {
+        if (Peek().kind != Tok::kString) {
+          Expected("a quoted value or a list name");
+          return false;
+        }
+        m.values.push_back(Next().text);
+        if (!IsPunct(",")) break;
+        Next();
+      }
+    }
+    if (!IsPunct(")")) {
+      Expected("')' to close the 'in' list");
+      return false;
+    }
+    Next();
+    return true;
+  }
+
   std::vector<Token> t_;
   size_t pos_ = 0;
+  const ParseEnv& env_;
+  std::vector<std::string> macro_stack_;
   ConditionError& err_;
   bool failed_ = false;
+};
+
+class ParsedCondition final : public Condition {
+ public:
+  explicit ParsedCondition(NodePtr root) : root_(std::move(root)) {}
+
+  std::vector<VectorElement> Evaluate(const EvalContext& ctx) const override {
+    cond::Vec v = root_->Eval(ctx, nullptr);
+    std::vector<VectorElement> out;
+    out.reserve(v.size());
+    for (cond::Item& item : v) out.push_back(cond::Materialise(std::move(item)));
+    return out;
+  }
+  std::string ToString() const override {
+    std::string out;
+    root_->Print(out);
+    return out;
+  }
+  void CollectMetricNames(std::vector<std::string>& out) const override {
+    root_->CollectMetricNames(out);
+  }
+  void CollectEventKinds(std::vector<std::string>& out) const override {
+    root_->CollectEventKinds(out);
+  }
+
+ private:
+  NodePtr root_;
 };
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Condition>> ParseCondition(std::string_view text,
+                                                          const ParseEnv& env,
                                                           ConditionError* error) {
   ConditionError local;
   ConditionError& err = error ? *error : local;
-  absl::StatusOr<std::vector<Token>> toks = Lexer(text).Tokenize(err);
-  if (!toks.ok()) return toks.status();
-  Parser parser(std::move(*toks), err);
-  std::unique_ptr<Condition> cond = parser.ParseAll();
-  if (!cond) {
+  std::vector<Token> tokens;
+  NodePtr root;
+  if (Tokenize(text, tokens, err)) {
+    root = Parser(std::move(tokens), env, {}, err).ParseAll();
+    if (root && root->constant()) {
+      err = {0, "the condition is a constant; it must read series or events"};
+      root = nullptr;
+    }
+  }
+  if (!root) {
     return absl::InvalidArgumentError(absl::StrCat("at offset ", err.offset, ": ", err.message));
   }
-  return cond;
+  return std::unique_ptr<Condition>(std::make_unique<ParsedCondition>(std::move(root)));
 }
 
 }  // namespace railwatch

@@ -7,7 +7,7 @@
 //   expr        = or_expr ;
 //   or_expr     = and_expr { "or" [ matching ] and_expr } ;
 //   and_expr    = cmp_expr { ( "and" | "unless" ) [ matching ] cmp_expr } ;
-//   cmp_expr    = add_expr [ cmp_op [ "bool" ] add_expr ] ;
+//   cmp_expr    = add_expr [ cmp_op [ "bool" ] [ matching ] add_expr ] ;
 //   add_expr    = mul_expr { ( "+" | "-" ) [ matching ] mul_expr } ;
 //   mul_expr    = unary { ( "*" | "/" ) [ matching ] unary } ;
 //   unary       = [ "-" ] primary ;

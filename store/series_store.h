@@ -1,16 +1,19 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
 #include "common/labels.h"
 #include "common/vocabulary.h"
@@ -95,6 +98,39 @@ class SeriesStore {
   // Per-second rate over the same samples; nullopt when Increase is, or the span is zero.
   std::optional<double> Rate(SeriesRef ref, int64_t from, int64_t to) const;
 
+  // ---- Batch reads for the rules engine: one lock for many series. ----
+
+  // Bumped whenever a new series is interned (read without the lock): a reader that cached
+  // a selection re-runs its matchers only when this changed. The high 32 bits identify the
+  // store instance (no two stores in a process share them), the low 32 count its series.
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+
+  // Calls fn(ref, labels) for the series named `name` in interning order, skipping the first
+  // `skip` of them, under one lock; returns how many series have that name. A reader that
+  // remembers the count only matches the series added since. The Labels reference stays
+  // valid and unchanged for the life of the store (series are never removed or moved). fn
+  // must not call back into the store.
+  size_t ForEachSeriesNamed(std::string_view name, size_t skip,
+                            absl::FunctionRef<void(SeriesRef, const Labels&)> fn) const;
+
+  // out[i] is for refs[i]; out is resized to refs.size().
+  void LatestMany(std::span<const SeriesRef> refs, std::vector<std::optional<Sample>>& out) const;
+  void IncreaseMany(std::span<const SeriesRef> refs, int64_t from, int64_t to,
+                    std::vector<std::optional<CounterWindow>>& out) const;
+  void RateMany(std::span<const SeriesRef> refs, int64_t from, int64_t to,
+                std::vector<std::optional<double>>& out) const;
+
+  // What WindowMany computes over the samples in [from, to].
+  enum class WindowFunction {
+    kDelta,    // last - first (gauges); needs two samples
+    kChanges,  // how many times the value differs from the sample before; needs two samples
+    kAvg,      // mean of the samples; needs one
+    kMin,
+    kMax,
+  };
+  void WindowMany(WindowFunction fn, std::span<const SeriesRef> refs, int64_t from, int64_t to,
+                  std::vector<std::optional<double>>& out) const;
+
   // Calls fn for every series with its latest sample (series without samples are skipped).
   void ForEachLatest(
       const std::function<void(SeriesRef, const SeriesMeta&, const Sample&)>& fn) const;
@@ -111,6 +147,7 @@ class SeriesStore {
     size_t count = 0;
     template <typename Fn>
     void ForEachIn(int64_t from, int64_t to, Fn&& fn) const;
+    std::optional<CounterWindow> IncreaseIn(int64_t from, int64_t to) const;
   };
 
   Options options_;
@@ -120,6 +157,7 @@ class SeriesStore {
   absl::flat_hash_map<std::string, std::vector<SeriesRef>> by_name_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> watched_names_ ABSL_GUARDED_BY(mu_);
   Stats stats_ ABSL_GUARDED_BY(mu_);
+  std::atomic<uint64_t> generation_{0};
 };
 
 }  // namespace railwatch
