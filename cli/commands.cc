@@ -9,12 +9,12 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cli/gnmi_decode.h"
+#include "cli/rules.h"
 #include "cli/table.h"
 #include "cli/triage.h"
 #include "common/metrics_doc.h"
 #include "common/text.h"
 #include "common/version.h"
-#include "engine/playbook.h"
 #include "exporters/fabric_collectable.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
@@ -207,31 +207,6 @@ int Agents(const CliOptions& o, std::ostream& out, std::ostream& err) {
   return kExitOk;
 }
 
-int Rules(const std::vector<std::string>& args, const CliOptions& o, std::ostream& out,
-          std::ostream& err) {
-  if (args.size() < 3 || (args[1] != "validate" && args[1] != "list")) {
-    err << "usage: railwatch rules validate|list FILE_OR_DIR...\n";
-    return kExitUsage;
-  }
-  LoadResult r = LoadPlaybooks(std::vector<std::string>(args.begin() + 2, args.end()));
-  for (const LoadProblem& p : r.problems) err << p.ToString() << "\n";
-  if (args[1] == "validate") {
-    size_t errors = std::count_if(r.problems.begin(), r.problems.end(), [](const LoadProblem& p) {
-      return p.level == LoadProblem::Level::kError;
-    });
-    out << r.playbooks.size() << " playbooks valid, " << errors << " errors, "
-        << r.problems.size() - errors << " warnings\n";
-    return r.ok() ? kExitOk : kExitInvalid;
-  }
-  Table t({"PLAYBOOK", "SEVERITY", "ENABLED", "FOR", "CONDITION"});
-  for (const Playbook& pb : r.playbooks) {
-    t.Add({pb.name, SeverityName(pb.severity), pb.enabled ? "yes" : "no",
-           HumanDuration(pb.for_duration), pb.condition->ToString()});
-  }
-  out << t.Render();
-  return r.ok() ? kExitOk : kExitInvalid;
-}
-
 }  // namespace
 
 std::string CommandHelp() {
@@ -243,8 +218,16 @@ Commands:
   diagnoses            list diagnoses (default: pending and firing); --state=firing|pending|resolved|all
   explain ID           one diagnosis in full: culprit, evidence with its readings, runbook
   agents               list agents: connection, last seen, lag, series
-  rules validate PATH  check playbook files; every problem with file:line:column
-  rules list PATH      list the playbooks in files or directories
+  rules validate [PATH...]
+                       check playbook files (default: the shipped rules, or --rules=PATHS);
+                       every problem as file:line:column: error[code]: message
+  rules list [PATH...] the playbooks: severity, for, tags, where each is defined
+  rules describe NAME [PATH...]
+                       one playbook in full: condition as written and canonical, the series
+                       and events it reads, culprit, grouping, blast radius, explains
+  rules test FILE|DIR...
+                       run playbook unit tests (*.test.yaml): promtool-style input series and
+                       events, expected diagnoses; failures name file:line; no daemon
   metrics [--markdown] the canonical series and where each comes from, per driver
   triage FILE...       offline triage of NCCL, PyTorch, NCCL RAS and nccl-tests logs (- is stdin):
                        what failed, where, the likely fabric cause, what to run next; no daemon
@@ -274,7 +257,11 @@ int RunCommand(const std::vector<std::string>& args, const CliOptions& options, 
   if (cmd == "diagnoses") return Diagnoses(options, out, err);
   if (cmd == "agents") return Agents(options, out, err);
   if (cmd == "explain") return Explain(args, options, out, err);
-  if (cmd == "rules") return Rules(args, options, out, err);
+  if (cmd == "rules") {
+    return RunRules(RulesCommand{std::vector<std::string>(args.begin() + 1, args.end()),
+                                 options.json, options.rules_dir},
+                    out, err);
+  }
   if (cmd == "triage") {
     return RunTriage(std::vector<std::string>(args.begin() + 1, args.end()), options.json,
                      std::cin, out, err);

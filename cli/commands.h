@@ -26,6 +26,8 @@ struct CliOptions {
   std::string gnmi_format = "auto";
   std::string gnmi_profile;
   std::string gnmi_profiles_dir;
+  // rules validate|list|describe: read when no path is given
+  std::string rules_dir;
 };
 
 // Runs one command (args[0] is the command name); writes results to `out` and problems to

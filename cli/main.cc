@@ -20,6 +20,8 @@ ABSL_FLAG(std::string, format, "auto",
 ABSL_FLAG(std::string, profile, "", "gnmi decode: a profile name or a profile .yaml file");
 ABSL_FLAG(std::string, profiles_dir, RAILWATCH_GNMI_PROFILES_DIR,
           "gnmi decode: where --profile=NAME is looked up");
+ABSL_FLAG(std::string, rules, RAILWATCH_DEFAULT_RULES,
+          "rules validate|list|describe: playbooks read when no path is given");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(railwatch::CommandHelp());
@@ -39,5 +41,6 @@ int main(int argc, char** argv) {
   options.gnmi_format = absl::GetFlag(FLAGS_format);
   options.gnmi_profile = absl::GetFlag(FLAGS_profile);
   options.gnmi_profiles_dir = absl::GetFlag(FLAGS_profiles_dir);
+  options.rules_dir = absl::GetFlag(FLAGS_rules);
   return railwatch::RunCommand(args, options, std::cout, std::cerr);
 }
