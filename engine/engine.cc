@@ -408,6 +408,12 @@ void Engine::Attach(Active& cause, const Playbook& symptom, const Candidate& c,
   } else if (!c.events.empty()) {
     s.series = FormatSeries(c.events.front().kind, c.events.front().labels);
   }
+  // Log lines are the evidence people read first: keep the newest one.
+  const EventEvidence* newest = nullptr;
+  for (const EventEvidence& ev : c.events) {
+    if (newest == nullptr || ev.time_unix_nano > newest->time_unix_nano) newest = &ev;
+  }
+  if (newest != nullptr && !newest->raw.empty()) s.raw = newest->raw;
 }
 
 void Engine::FillEvidence(const Candidate& c, const Active& a, int64_t now,
@@ -471,6 +477,7 @@ void Engine::FillEvidence(const Candidate& c, const Active& a, int64_t now,
     for (const Label& l : s->labels) AddLabel(e->mutable_labels(), l);
     e->set_value(s->value);
     e->set_time_unix_nano(s->first_seen);
+    e->set_raw(s->raw);
     e->set_summary(absl::StrFormat("%s explained by this diagnosis: %s (value %g)", s->playbook,
                                    DescribeLocation(s->labels), s->value));
   }

@@ -91,7 +91,8 @@ class Engine {
     std::string playbook;
     Labels labels;
     double value = 0;
-    std::string series;  // the first evidence series, formatted
+    std::string series;  // the first evidence series (or event), formatted
+    std::string raw;     // the newest event's raw line, when the symptom came from events
     int64_t first_seen = 0;
     int64_t last_seen = 0;
   };

@@ -1,5 +1,6 @@
 #include "engine/playbook.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -16,14 +17,26 @@ using ::testing::HasSubstr;
 TEST(LoadPlaybooks, ShippedRulesLoadCleanly) {
   LoadResult r = LoadPlaybooks({RAILWATCH_RULES_SOURCE_DIR});
   for (const LoadProblem& p : r.problems) ADD_FAILURE() << p.ToString();
-  ASSERT_EQ(r.playbooks.size(), 1u);
-  const Playbook& pb = r.playbooks[0];
-  EXPECT_EQ(pb.name, "link_flap");
-  EXPECT_EQ(pb.severity, v1::SEVERITY_CRITICAL);
-  EXPECT_EQ(pb.culprit, (std::vector<std::string>{"host", "device", "port"}));
-  EXPECT_TRUE(std::filesystem::exists(pb.runbook)) << pb.runbook;
-  EXPECT_THAT(pb.runbook, HasSubstr("runbooks/link-flap.md"));
-  EXPECT_EQ(pb.condition->ToString(), "increase(fabric_rdma_link_downed_total[5m]) > 0");
+  std::vector<std::string> names;
+  for (const Playbook& pb : r.playbooks) {
+    names.push_back(pb.name);
+    EXPECT_TRUE(pb.enabled) << pb.name;
+    EXPECT_TRUE(std::filesystem::exists(pb.runbook)) << pb.name << ": " << pb.runbook;
+    EXPECT_FALSE(pb.culprit.empty()) << pb.name;
+  }
+  // The production playbooks of issue 5 (docs/PLAYBOOKS.md).
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre(
+                         "pfc_storm", "pfc_pause_relay", "pfc_deadlock", "link_flap",
+                         "link_degradation", "straggler_rail", "ecn_misconfiguration",
+                         "roce_retransmissions", "wrong_traffic_class", "nic_gone",
+                         "nccl_failure"));
+  auto it = std::find_if(r.playbooks.begin(), r.playbooks.end(),
+                         [](const Playbook& p) { return p.name == "link_flap"; });
+  ASSERT_NE(it, r.playbooks.end());
+  EXPECT_EQ(it->severity, v1::SEVERITY_CRITICAL);
+  EXPECT_EQ(it->group_by, (std::vector<std::string>{"link"}));
+  EXPECT_THAT(it->runbook, HasSubstr("runbooks/link-flap.md"));
+  EXPECT_THAT(it->condition->ToString(), HasSubstr("fabric_rdma_link_downed_total[5m]"));
 }
 
 TEST(LoadPlaybooks, EveryProblemWithFileLineColumn) {
