@@ -139,6 +139,7 @@ int Explain(const std::vector<std::string>& args, const CliOptions& o, std::ostr
   out << "  playbook  " << d.playbook() << " (" << SeverityName(d.severity()) << ", "
       << StateName(d.state()) << ")\n";
   out << "  culprit   " << CulpritText(d) << "\n";
+  if (!d.location().empty()) out << "  where     " << d.location() << "\n";
   out << "  since     " << FormatTime(d.active_since_unix_nano()) << " ("
       << Ago(d.active_since_unix_nano()) << ")\n";
   if (d.fired_at_unix_nano() != 0) {
@@ -147,15 +148,48 @@ int Explain(const std::vector<std::string>& args, const CliOptions& o, std::ostr
   if (d.resolved_at_unix_nano() != 0) {
     out << "  resolved  " << FormatTime(d.resolved_at_unix_nano()) << "\n";
   }
+  if (!d.explained_by().empty()) {
+    out << "  explained by " << d.explained_by() << " (this was a symptom of it)\n";
+  }
+  if (d.previous_incidents() > 0) {
+    out << "  repeats   " << d.previous_incidents()
+        << " earlier incident(s) of this playbook here in the last week\n";
+  }
+  const v1::BlastRadius& b = d.blast_radius();
+  if (!b.scope().empty()) {
+    out << "  blast     " << b.scope() << ": " << b.hosts_size() << " host(s)";
+    if (b.gpus() > 0) {
+      out << ", " << b.gpus() << " GPUs stalled, about $"
+          << absl::StrFormat("%.0f", b.cost_per_minute()) << " a minute";
+    }
+    out << "\n";
+    for (const v1::JobImpact& j : b.jobs()) {
+      out << "    job " << j.job() << ": " << j.gpus() << " GPUs, " << j.ranks() << " ranks, "
+          << j.hosts_size() << " host(s) in scope\n";
+    }
+  }
   out << "\n" << d.description() << "\n";
+  int symptoms = 0;
   for (const v1::Evidence& e : d.evidence()) {
+    if (e.kind() == "symptom") {
+      if (symptoms++ == 0) out << "\nSymptoms it explains (" << d.explains_size() << "):\n";
+      out << "  " << FormatTime(e.time_unix_nano()) << "  " << e.playbook() << "  "
+          << e.series() << "\n";
+      if (!e.raw().empty()) out << "      " << e.raw() << "\n";
+      continue;
+    }
     out << "\nEvidence: " << e.series() << "\n  " << e.summary() << "\n";
+    if (!e.raw().empty()) out << "  " << e.raw() << "\n";
     for (const v1::EvidencePoint& p : e.points()) {
       out << "    " << FormatTime(p.time_unix_nano()) << "  " << absl::StrFormat("%.17g", p.value())
           << "\n";
     }
   }
   out << "\nRunbook: " << d.runbook() << "\n";
+  if (!d.commands().empty()) {
+    out << "Commands (culprit filled in):\n";
+    for (const std::string& c : d.commands()) out << "  " << c << "\n";
+  }
   return kExitOk;
 }
 
