@@ -70,7 +70,7 @@ inline constexpr double kCnpsPerMark = 0.8;
 // What a leaf's ports send in PFC pauses per second when its queues fill to XOFF for lack of
 // marks, at full unmarked congestion and a load of at least kCongestedLoad of line rate;
 // proportionally less below it.
-inline constexpr double kCongestionPauseRate = 1200;
+inline constexpr double kCongestionPauseRate = 800;
 inline constexpr double kCongestedLoad = 0.5;
 double CongestionPauseRate(double marking_share, double load);
 
