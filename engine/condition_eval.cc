@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -24,12 +25,15 @@ void PrintLabelSet(std::string_view keyword, const LabelSet& set, std::string& o
   absl::StrAppend(&out, AsAbsl(keyword), "(", absl::StrJoin(set.names, ", "), ")");
 }
 
-Item SeriesItem(const Labels* labels, double value, SeriesRef ref, const Origin* origin) {
+Item SeriesItem(const Labels* labels, double value, SeriesRef ref, const Origin* origin,
+                const void* label_source, uint32_t label_index) {
   Item item;
   item.labels = BorrowLabels(labels);
+  item.label_source = label_source;
+  item.label_index = label_index;
   item.value = value;
-  item.inline_count = 1;
-  item.inline_evidence[0] = InlineEvidence{ref, origin, value};
+  item.evidence.inline_count = 1;
+  item.evidence.inline_evidence[0] = InlineEvidence{ref, origin, value};
   return item;
 }
 
@@ -104,7 +108,8 @@ class RangeNode final : public Node {
         if (!values_[i]) continue;  // absent or too few samples: no element, never a zero
         const double v = *values_[i];
         if (filter && !filter->Keep(v)) continue;
-        out.push_back(SeriesItem(selection_.labels[start + i], v, refs[start + i], &origin_));
+        out.push_back(SeriesItem(selection_.labels[start + i], v, refs[start + i], &origin_,
+                                 &selection_, static_cast<uint32_t>(start + i)));
       }
     }
     return out;
@@ -246,9 +251,7 @@ class EventCountNode final : public Node {
       Item item;
       item.labels = OwnLabels(std::move(g.labels));
       item.value = g.count;
-      EvidenceBuilder evidence;
-      evidence.AddEvents(std::move(g.newest));
-      evidence.Into(item);
+      item.evidence.more = ConcreteEvidence(MergedEvidence{{}, std::move(g.newest)});
       out.push_back(std::move(item));
     }
     return out;
@@ -353,6 +356,7 @@ class UnaryNode final : public OneChildNode {
           Labels labels = *item.labels;
           ctx.fabric->Enrich(labels);
           item.labels = OwnLabels(std::move(labels));
+          item.label_source = nullptr;  // what the topology adds (a job) may change
         }
         return in;
       case UnaryFn::kPeer: {
@@ -362,6 +366,7 @@ class UnaryNode final : public OneChildNode {
           Labels labels = *item.labels;
           if (!ctx.fabric->ToPeer(labels)) continue;
           item.labels = OwnLabels(std::move(labels));
+          item.label_source = nullptr;
           out.push_back(std::move(item));
         }
         return out;
@@ -488,31 +493,47 @@ class ScalarBinaryNode final : public TwoOperandNode {
   double scalar_ = 0;
 };
 
-// Index of the right-hand elements by matching key; several elements may share a key.
-class KeyIndex {
+// Keys of the elements of both sides of a matched operator, and the right-hand elements by
+// key (several may share one).
+class Matcher2 {
  public:
-  KeyIndex(const Vec& v, const LabelSet& matching) : next_(v.size(), kEnd) {
-    std::string key;
-    for (uint32_t i = v.size(); i-- > 0;) {  // backwards, so each chain is in order
-      key.clear();
-      AppendKey(*v[i].labels, matching, key);
-      auto [it, inserted] = first_.try_emplace(key, i);
-      if (!inserted) {
-        next_[i] = it->second;
-        it->second = i;
+  static constexpr uint32_t kEnd = KeyTable::kNone;
+  explicit Matcher2(const LabelSet& matching) : keys_(matching) {}
+
+  // Indexes the right side; call once per evaluation before Find.
+  void IndexRight(const EvalContext& ctx, const Vec& right) {
+    keys_.UseStore(ctx.store);
+    next_.assign(right.size(), kEnd);
+    for (uint32_t k : touched_) first_[k] = kEnd;
+    touched_.clear();
+    std::vector<uint32_t> last;
+    for (uint32_t i = 0; i < right.size(); ++i) {
+      if (!right[i].label_source) PrefetchLabels(right, i);
+      const uint32_t k = keys_.Id(right[i]);
+      if (k >= first_.size()) first_.resize(keys_.size(), kEnd);
+      if (k >= last_.size()) last_.resize(keys_.size(), kEnd);
+      if (first_[k] == kEnd) {
+        first_[k] = i;
+        touched_.push_back(k);
+      } else {
+        next_[last_[k]] = i;
       }
+      last_[k] = i;
     }
   }
-  static constexpr uint32_t kEnd = ~uint32_t{0};
-  uint32_t Find(const std::string& key) const {
-    auto it = first_.find(key);
-    return it == first_.end() ? kEnd : it->second;
+  // The first right element with the key of `left[i]`, or kEnd.
+  uint32_t Find(const Vec& left, size_t i) {
+    if (!left[i].label_source) PrefetchLabels(left, i);
+    const uint32_t k = keys_.Id(left[i]);
+    return k < first_.size() ? first_[k] : kEnd;
   }
   uint32_t Next(uint32_t i) const { return next_[i]; }
 
  private:
-  absl::flat_hash_map<std::string, uint32_t> first_;
-  std::vector<uint32_t> next_;
+  KeyInterner keys_;
+  std::vector<uint32_t> first_, last_;  // per key id
+  std::vector<uint32_t> touched_;       // key ids set in first_ this evaluation
+  std::vector<uint32_t> next_;          // per right element
 };
 
 // Two vectors: each left element is paired with the (first) right element with the same
@@ -532,14 +553,13 @@ class VectorBinaryNode final : public TwoOperandNode {
     Vec left = lhs_->Eval(ctx, nullptr);
     if (left.empty()) return left;
     const Vec right = rhs_->Eval(ctx, nullptr);
-    const KeyIndex index(right, matching_);
+    absl::MutexLock lock(&mu_);
+    index_.IndexRight(ctx, right);
     Vec out;
-    std::string key;
-    for (Item& item : left) {
-      key.clear();
-      AppendKey(*item.labels, matching_, key);
-      const uint32_t r = index.Find(key);
-      if (r == KeyIndex::kEnd) continue;
+    for (size_t i = 0; i < left.size(); ++i) {
+      const uint32_t r = index_.Find(left, i);
+      if (r == Matcher2::kEnd) continue;
+      Item& item = left[i];
       const double rv = right[r].value;
       if (IsComparison(op_code_)) {
         const bool holds = Compare(op_code_, item.value, rv);
@@ -561,6 +581,8 @@ class VectorBinaryNode final : public TwoOperandNode {
 
  private:
   const BinOp op_code_;
+  mutable absl::Mutex mu_;
+  mutable Matcher2 index_ ABSL_GUARDED_BY(mu_){matching_};
 };
 
 class SetOpNode final : public TwoOperandNode {
@@ -569,43 +591,34 @@ class SetOpNode final : public TwoOperandNode {
       : TwoOperandNode(op == SetOp::kAnd ? "and" : op == SetOp::kOr ? "or" : "unless",
                        op == SetOp::kOr ? kOrPrec : kAndPrec, std::move(matching),
                        std::move(lhs), std::move(rhs)),
-        set_op_(op) {}
+        set_op_(op),
+        index_(matching_) {}
 
   Vec Eval(const EvalContext& ctx, const ValueFilter*) const override {
     Vec left = lhs_->Eval(ctx, nullptr);
     if (left.empty() && set_op_ != SetOp::kOr) return left;
     Vec right = rhs_->Eval(ctx, nullptr);
-    std::string key;
+    absl::MutexLock lock(&mu_);
     if (set_op_ == SetOp::kOr) {
-      absl::flat_hash_set<std::string> left_keys;
-      for (const Item& item : left) {
-        key.clear();
-        AppendKey(*item.labels, matching_, key);
-        left_keys.insert(key);
-      }
-      for (Item& item : right) {
-        key.clear();
-        AppendKey(*item.labels, matching_, key);
-        if (!left_keys.contains(key)) left.push_back(std::move(item));
+      // "or" is "right unless left", appended to left.
+      index_.IndexRight(ctx, left);
+      for (size_t i = 0; i < right.size(); ++i) {
+        if (index_.Find(right, i) == Matcher2::kEnd) left.push_back(std::move(right[i]));
       }
       return left;
     }
-    const KeyIndex index(right, matching_);
+    index_.IndexRight(ctx, right);
     Vec out;
-    for (Item& item : left) {
-      key.clear();
-      AppendKey(*item.labels, matching_, key);
-      uint32_t r = index.Find(key);
+    for (size_t i = 0; i < left.size(); ++i) {
+      uint32_t r = index_.Find(left, i);
+      Item& item = left[i];
       if (set_op_ == SetOp::kUnless) {
-        if (r == KeyIndex::kEnd) out.push_back(std::move(item));
+        if (r == Matcher2::kEnd) out.push_back(std::move(item));
         continue;
       }
-      if (r == KeyIndex::kEnd) continue;
+      if (r == Matcher2::kEnd) continue;
       // "and": the right elements that matched are evidence too.
-      EvidenceBuilder evidence;
-      evidence.Add(item);
-      for (; r != KeyIndex::kEnd; r = index.Next(r)) evidence.Add(right[r]);
-      evidence.Into(item);
+      for (; r != Matcher2::kEnd; r = index_.Next(r)) MergeEvidenceInto(item, right[r]);
       out.push_back(std::move(item));
     }
     return out;
@@ -613,43 +626,61 @@ class SetOpNode final : public TwoOperandNode {
 
  private:
   const SetOp set_op_;
+  mutable absl::Mutex mu_;
+  mutable Matcher2 index_ ABSL_GUARDED_BY(mu_);
 };
 
 // ---- Aggregations and peers ---------------------------------------------------------------
 
-// Assigns each element a group by its key; returns the group of each element.
-std::vector<uint32_t> GroupElements(const Vec& in, const LabelSet& grouping,
-                                    std::vector<uint32_t>* first_member) {
-  absl::flat_hash_map<std::string, uint32_t> index;
-  std::vector<uint32_t> group_of(in.size());
-  std::string key;
+// The groups of a vector's elements: numbered 0, 1, 2 ... in order of first appearance.
+struct Groups {
+  std::vector<uint32_t> group_of;  // per element
+  std::vector<uint32_t> key;       // per group: its id in the node's KeyInterner
+  std::vector<uint32_t> first;     // per group: its first element
+};
+
+// Groups elements by the interner's keys. `local` is the node's scratch (key id -> group),
+// kept between evaluations so that it is not allocated each time.
+Groups GroupElements(const EvalContext& ctx, const Vec& in, KeyInterner& keys,
+                     std::vector<uint32_t>& local) {
+  keys.UseStore(ctx.store);
+  Groups g;
+  g.group_of.resize(in.size());
   for (uint32_t i = 0; i < in.size(); ++i) {
-    key.clear();
-    AppendKey(*in[i].labels, grouping, key);
-    auto [it, inserted] = index.try_emplace(key, static_cast<uint32_t>(first_member->size()));
-    if (inserted) first_member->push_back(i);
-    group_of[i] = it->second;
+    if (!in[i].label_source) PrefetchLabels(in, i);
+    const uint32_t k = keys.Id(in[i]);
+    if (k >= local.size()) local.resize(keys.size(), KeyTable::kNone);
+    if (local[k] == KeyTable::kNone) {
+      local[k] = static_cast<uint32_t>(g.key.size());
+      g.key.push_back(k);
+      g.first.push_back(i);
+    }
+    g.group_of[i] = local[k];
   }
-  return group_of;
+  for (uint32_t k : g.key) local[k] = KeyTable::kNone;
+  return g;
 }
 
 class AggregationNode final : public OneChildNode {
  public:
   AggregationNode(AggOp op, LabelSet grouping, NodePtr child)
-      : OneChildNode(std::move(child)), op_(op), grouping_(std::move(grouping)) {
-    // No clause: one group without labels.
-    key_set_ = grouping_.mode == LabelSet::Mode::kAll
-                   ? LabelSet{LabelSet::Mode::kOnly, {}}
-                   : grouping_;
-  }
+      : OneChildNode(std::move(child)),
+        op_(op),
+        grouping_(std::move(grouping)),
+        // No clause: one group without labels.
+        keys_(grouping_.mode == LabelSet::Mode::kAll ? LabelSet{LabelSet::Mode::kOnly, {}}
+                                                     : grouping_) {}
 
   Vec Eval(const EvalContext& ctx, const ValueFilter*) const override {
-    const Vec in = child_->Eval(ctx, nullptr);
-    std::vector<uint32_t> first;
-    const std::vector<uint32_t> group_of = GroupElements(in, key_set_, &first);
+    auto members = std::make_shared<GroupMembers>();
+    members->items = child_->Eval(ctx, nullptr);
+    const Vec& in = members->items;
+    absl::MutexLock lock(&mu_);
+    const Groups groups = GroupElements(ctx, in, keys_, local_);
+    const std::vector<uint32_t>& group_of = groups.group_of;
+    const std::vector<uint32_t>& first = groups.first;
     struct Acc {
       double sum = 0, min = 0, max = 0, count = 0;
-      EvidenceBuilder evidence;
     };
     std::vector<Acc> acc(first.size());
     for (size_t i = 0; i < in.size(); ++i) {
@@ -663,14 +694,24 @@ class AggregationNode final : public OneChildNode {
       }
       a.sum += v;
       ++a.count;
-      a.evidence.Add(in[i]);
     }
+    // Members group by group (a counting sort), for the evidence of the groups that survive.
+    members->start.assign(first.size() + 1, 0);
+    for (uint32_t g : group_of) ++members->start[g + 1];
+    for (size_t g = 0; g < first.size(); ++g) members->start[g + 1] += members->start[g];
+    members->order.resize(in.size());
+    std::vector<uint32_t> fill(members->start.begin(), members->start.end() - 1);
+    for (uint32_t i = 0; i < in.size(); ++i) members->order[fill[group_of[i]]++] = i;
+    std::shared_ptr<const GroupMembers> shared = std::move(members);
+
     Vec out;
     out.reserve(first.size());
-    for (size_t g = 0; g < first.size(); ++g) {
-      Acc& a = acc[g];
+    for (uint32_t g = 0; g < first.size(); ++g) {
+      const Acc& a = acc[g];
       Item item;
-      item.labels = OwnLabels(Project(*in[first[g]].labels, key_set_));
+      item.labels = keys_.KeyLabels(groups.key[g]);
+      item.label_source = &keys_;
+      item.label_index = groups.key[g];
       switch (op_) {
         case AggOp::kSum: item.value = a.sum; break;
         case AggOp::kAvg: item.value = a.sum / a.count; break;
@@ -678,7 +719,7 @@ class AggregationNode final : public OneChildNode {
         case AggOp::kMax: item.value = a.max; break;
         case AggOp::kCount: item.value = a.count; break;
       }
-      a.evidence.Into(item);
+      item.evidence.more = GroupEvidence(shared, g);
       out.push_back(std::move(item));
     }
     return out;
@@ -701,39 +742,73 @@ class AggregationNode final : public OneChildNode {
  private:
   const AggOp op_;
   const LabelSet grouping_;
-  LabelSet key_set_;
+  mutable absl::Mutex mu_;
+  mutable KeyInterner keys_ ABSL_GUARDED_BY(mu_);
+  mutable std::vector<uint32_t> local_ ABSL_GUARDED_BY(mu_);
 };
 
 // peer_median / peer_ratio: each element against the median of the others in its group.
 class PeerNode final : public OneChildNode {
  public:
   PeerNode(bool ratio, LabelSet grouping, NodePtr child)
-      : OneChildNode(std::move(child)), ratio_(ratio), grouping_(std::move(grouping)) {}
+      : OneChildNode(std::move(child)),
+        ratio_(ratio),
+        grouping_(std::move(grouping)),
+        keys_(grouping_) {}
 
   Vec Eval(const EvalContext& ctx, const ValueFilter*) const override {
     Vec in = child_->Eval(ctx, nullptr);
-    std::vector<uint32_t> first;
-    const std::vector<uint32_t> group_of = GroupElements(in, grouping_, &first);
-    // Members of each group, sorted by value.
-    std::vector<std::vector<uint32_t>> members(first.size());
-    for (uint32_t i = 0; i < in.size(); ++i) members[group_of[i]].push_back(i);
-    std::vector<std::optional<double>> result(in.size());
-    for (std::vector<uint32_t>& m : members) {
-      if (m.size() < 2) continue;  // nobody to compare with
-      std::stable_sort(m.begin(), m.end(),
-                       [&](uint32_t a, uint32_t b) { return in[a].value < in[b].value; });
-      const size_t others = m.size() - 1;
-      // The k-th of the others, in order, when the element at sorted position p is left out.
-      auto other = [&](size_t p, size_t k) { return in[m[k < p ? k : k + 1]].value; };
-      for (size_t p = 0; p < m.size(); ++p) {
-        const double median = others % 2 == 1
-                                  ? other(p, others / 2)
-                                  : (other(p, others / 2 - 1) + other(p, others / 2)) / 2;
-        if (!ratio_) {
-          result[m[p]] = median;
-        } else if (median != 0) {
-          result[m[p]] = Arith(BinOp::kDiv, in[m[p]].value, median);
+    absl::MutexLock lock(&mu_);
+    const Groups groups = GroupElements(ctx, in, keys_, local_);
+    const std::vector<uint32_t>& group_of = groups.group_of;
+    const std::vector<uint32_t>& first = groups.first;
+    // Each group's values.
+    std::vector<std::vector<double>> values(first.size());
+    for (uint32_t i = 0; i < in.size(); ++i) values[group_of[i]].push_back(in[i].value);
+    // The median of a group without one copy of v depends only on v and three order statistics
+    // of the group, so no sort: with s the sorted values and one copy of v removed, the j-th
+    // of the others is s[j] when s[j + 1] <= v (the removed copy is further on) and s[j + 1]
+    // otherwise.
+    struct Stats {
+      size_t others = 0;
+      double s[3] = {0, 0, 0};  // s[lo], s[lo + 1], s[lo + 2]
+      size_t lo = 0;
+    };
+    std::vector<Stats> stats(first.size());
+    for (size_t g = 0; g < values.size(); ++g) {
+      std::vector<double>& v = values[g];
+      if (v.size() < 2) continue;  // nobody to compare with
+      Stats& st = stats[g];
+      st.others = v.size() - 1;
+      const size_t k = st.others / 2;
+      st.lo = st.others % 2 == 1 ? k : k - 1;
+      std::nth_element(v.begin(), v.begin() + st.lo, v.end());
+      st.s[0] = v[st.lo];
+      // The next two order statistics: the two smallest after lo.
+      double a = std::numeric_limits<double>::infinity(), b = a;
+      for (size_t i = st.lo + 1; i < v.size(); ++i) {
+        if (v[i] < a) {
+          b = a;
+          a = v[i];
+        } else if (v[i] < b) {
+          b = v[i];
         }
+      }
+      st.s[1] = a;
+      st.s[2] = b;
+    }
+    std::vector<std::optional<double>> result(in.size());
+    for (uint32_t i = 0; i < in.size(); ++i) {
+      const Stats& st = stats[group_of[i]];
+      if (st.others == 0) continue;
+      const double v = in[i].value;
+      // The j-th of the others, for j = lo + d.
+      auto other = [&](size_t d) { return st.s[d + 1] <= v ? st.s[d] : st.s[d + 1]; };
+      const double median = st.others % 2 == 1 ? other(0) : (other(0) + other(1)) / 2;
+      if (!ratio_) {
+        result[i] = median;
+      } else if (median != 0) {
+        result[i] = Arith(BinOp::kDiv, v, median);
       }
     }
     Vec out;
@@ -756,6 +831,9 @@ class PeerNode final : public OneChildNode {
  private:
   const bool ratio_;
   const LabelSet grouping_;
+  mutable absl::Mutex mu_;
+  mutable KeyInterner keys_ ABSL_GUARDED_BY(mu_);
+  mutable std::vector<uint32_t> local_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace

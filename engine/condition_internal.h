@@ -4,6 +4,7 @@
 // (condition_eval.cc) and the vector helpers (condition_vector.cc). Nothing outside
 // engine/condition*.cc should include this.
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "engine/condition.h"
 
@@ -56,10 +58,33 @@ struct LabelSet {
   bool Contains(std::string_view name) const;
 };
 
-// Appends the values of `labels` that `set` selects, with separators, to `key`.
-void AppendKey(const Labels& labels, const LabelSet& set, std::string& key);
 // The labels `set` selects.
 Labels Project(const Labels& labels, const LabelSet& set);
+// Appends the labels `set` selects, with separators, to `key`.
+void AppendKey(const Labels& labels, const LabelSet& set, std::string& key);
+
+// Finds label sets by the labels a LabelSet selects (their key) without building key strings:
+// a hash of the selected labels, and a comparison of them on a hash match. Entries are
+// numbered 0, 1, 2 ... in the order they were added.
+class KeyTable {
+ public:
+  static constexpr uint32_t kNone = ~uint32_t{0};
+  explicit KeyTable(const LabelSet& set) : set_(set) {}
+  // The entry with the key of `labels`, added (with `labels`, which must outlive the table)
+  // when there is none.
+  uint32_t FindOrAdd(const Labels& labels, bool* added = nullptr);
+  uint32_t Find(const Labels& labels) const;
+  size_t size() const { return labels_.size(); }
+
+ private:
+  uint64_t Hash(const Labels& labels) const;
+  bool SameKey(const Labels& a, const Labels& b) const;
+
+  const LabelSet& set_;
+  absl::flat_hash_map<uint64_t, uint32_t> first_;  // hash -> first entry with it
+  std::vector<const Labels*> labels_;              // entry -> its labels
+  std::vector<uint32_t> next_;                     // entry -> next entry with the same hash
+};
 
 // ---- Vectors during evaluation ------------------------------------------------------------
 
@@ -75,41 +100,104 @@ struct InlineEvidence {
   double value = 0;
 };
 
-struct MergedEvidence {
-  std::vector<EvidenceRef> series;
-  std::vector<EventEvidence> events;
+class EvidenceBuilder;
+
+// Evidence that is only gathered when an element reaches the result: most elements that an
+// aggregation or a join builds are filtered out right after.
+class EvidenceSource {
+ public:
+  virtual ~EvidenceSource() = default;
+  virtual void AddTo(EvidenceBuilder& builder) const = 0;
+};
+
+// An element's evidence: up to two series inline (no allocation), and whatever `more` holds.
+struct Evidence {
+  uint8_t inline_count = 0;
+  InlineEvidence inline_evidence[2];
+  std::shared_ptr<const EvidenceSource> more;
 };
 
 // One element of an instant vector. Labels are borrowed from the store for elements that came
 // straight from a series (no copy until the result is materialised) and owned otherwise.
-// Evidence stays inline (no allocation) for up to two series; `merged`, when set, holds all
-// of it.
 struct Item {
   std::shared_ptr<const Labels> labels;
   double value = 0;
-  uint8_t inline_count = 0;
-  InlineEvidence inline_evidence[2];
-  std::shared_ptr<const MergedEvidence> merged;
+  // When set, (label_source, label_index) names this labels object across evaluations: the
+  // same pair always carries the same labels (a leaf's selection and the series' place in it;
+  // an aggregation's groups and the group's key), so nodes may cache what they derive from
+  // the labels under it. Indices are dense from 0.
+  const void* label_source = nullptr;
+  uint32_t label_index = 0;
+  Evidence evidence;
 };
 using Vec = std::vector<Item>;
+
+// Gives each distinct key (the labels a LabelSet selects) a small id that stays the same from
+// one evaluation to the next, and remembers the id of each (label_source, label_index): an
+// element whose labels it has seen is keyed by an array lookup, without reading them (they
+// live apart in memory, so reading them is a cache miss per element). Owned by one node; not
+// thread-safe.
+class KeyInterner {
+ public:
+  explicit KeyInterner(LabelSet set) : set_(std::move(set)), table_(set_) {}
+  KeyInterner(const KeyInterner&) = delete;
+  KeyInterner& operator=(const KeyInterner&) = delete;
+
+  // Forgets everything when the store is another one (addresses may be reused).
+  void UseStore(const SeriesStore& store);
+  uint32_t Id(const Item& item);
+  // The key's labels (what the LabelSet selects), stable while the interner lives.
+  const std::shared_ptr<const Labels>& KeyLabels(uint32_t id) const { return keys_[id]; }
+  size_t size() const { return keys_.size(); }
+  const LabelSet& set() const { return set_; }
+
+ private:
+  const LabelSet set_;
+  KeyTable table_;
+  std::vector<std::shared_ptr<const Labels>> keys_;
+  // label_source -> label_index -> key id (kNone: not yet known).
+  absl::flat_hash_map<const void*, std::unique_ptr<std::vector<uint32_t>>> by_source_;
+  const void* last_source_ = nullptr;
+  std::vector<uint32_t>* last_ids_ = nullptr;
+  uint64_t store_ = ~uint64_t{0};
+};
+
+// Loops that read the labels of many elements call this for element i: labels live apart
+// (in the store, one allocation per series), so each is a cache miss unless fetched ahead.
+// always_inline: GCC otherwise finds the function free of side effects and drops the call.
+// `ahead` elements on (the Labels object twice as far, to have its data pointer by then).
+__attribute__((always_inline)) inline void PrefetchLabels(const Vec& v, size_t i,
+                                                          size_t ahead = 8) {
+  if (i + 2 * ahead < v.size()) __builtin_prefetch(v[i + 2 * ahead].labels.get());
+  if (i + ahead < v.size()) {
+    const Labels& labels = *v[i + ahead].labels;
+    const size_t n = std::min<size_t>(labels.size(), 4);
+    for (size_t k = 0; k < n; ++k) __builtin_prefetch(&labels[k]);
+  }
+}
 
 // A non-owning pointer to labels that outlive the evaluation (the store's).
 std::shared_ptr<const Labels> BorrowLabels(const Labels* labels);
 std::shared_ptr<const Labels> OwnLabels(Labels labels);
+
+struct MergedEvidence {
+  std::vector<EvidenceRef> series;
+  std::vector<EventEvidence> events;
+};
 
 // Collects the evidence of many elements: duplicates (same series, function and window; same
 // event) once, at most kMaxSeriesEvidence series (the largest values) and kMaxEventEvidence
 // events (the newest).
 class EvidenceBuilder {
  public:
-  void Add(const Item& item);
-  void AddEvents(std::vector<EventEvidence> events);
-  // Writes the collected evidence into `item` (inline when it fits) and resets the builder.
-  void Into(Item& item);
-
- private:
+  void Add(const Evidence& evidence);
   void AddSeries(const EvidenceRef& ref);
   void AddEvent(const EventEvidence& event);
+  // The evidence collected (largest series first once the cap was reached; events oldest
+  // first).
+  MergedEvidence Take();
+
+ private:
   void Spill();
 
   InlineEvidence inline_[2];
@@ -119,7 +207,20 @@ class EvidenceBuilder {
   MergedEvidence merged_;
 };
 
-// Adds `from`'s evidence to `into`'s.
+// Evidence made of given lists (events counted, for one).
+std::shared_ptr<const EvidenceSource> ConcreteEvidence(MergedEvidence evidence);
+
+// The elements an aggregation grouped, kept so that the evidence of a group is gathered only
+// if its element is in the result.
+struct GroupMembers {
+  Vec items;
+  std::vector<uint32_t> order;  // item indices, group by group
+  std::vector<uint32_t> start;  // group g's items are order[start[g] .. start[g + 1])
+};
+std::shared_ptr<const EvidenceSource> GroupEvidence(std::shared_ptr<const GroupMembers> members,
+                                                    uint32_t group);
+
+// Adds `from`'s evidence to `into`'s (inline when both fit, else lazily).
 void MergeEvidenceInto(Item& into, const Item& from);
 
 VectorElement Materialise(Item&& item);

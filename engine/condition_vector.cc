@@ -4,6 +4,7 @@
 #include <charconv>
 #include <tuple>
 #include <cmath>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "engine/condition_internal.h"
@@ -114,6 +115,122 @@ Labels Project(const Labels& labels, const LabelSet& set) {
   return out;
 }
 
+namespace {
+// A fast non-cryptographic hash (8 bytes a step); KeyTable compares keys on a hash match.
+uint64_t HashBytes(uint64_t h, std::string_view s) {
+  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    h = (h ^ w) * kMul;
+    h ^= h >> 32;
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, s.data() + i, s.size() - i);
+  h = (h ^ tail ^ (uint64_t{s.size()} << 56)) * kMul;
+  return h ^ (h >> 29);
+}
+
+// The next label at or after `it` that `set` selects.
+Labels::const_iterator NextSelected(Labels::const_iterator it, Labels::const_iterator end,
+                                    const LabelSet& set,
+                                    std::vector<std::string>::const_iterator& name) {
+  if (set.mode == LabelSet::Mode::kAll) return it;
+  for (; it != end; ++it) {
+    while (name != set.names.end() && *name < it->name) ++name;
+    const bool listed = name != set.names.end() && *name == it->name;
+    if (listed == (set.mode == LabelSet::Mode::kOnly)) return it;
+  }
+  return it;
+}
+}  // namespace
+
+uint64_t KeyTable::Hash(const Labels& labels) const {
+  uint64_t h = 0;
+  ForEachSelected(labels, set_, [&](const Label& l) {
+    h = HashBytes(HashBytes(h, l.name), l.value);
+  });
+  return h;
+}
+
+bool KeyTable::SameKey(const Labels& a, const Labels& b) const {
+  auto na = set_.names.begin(), nb = set_.names.begin();
+  auto ia = NextSelected(a.begin(), a.end(), set_, na);
+  auto ib = NextSelected(b.begin(), b.end(), set_, nb);
+  while (ia != a.end() && ib != b.end()) {
+    if (*ia != *ib) return false;
+    ia = NextSelected(ia + 1, a.end(), set_, na);
+    ib = NextSelected(ib + 1, b.end(), set_, nb);
+  }
+  return ia == a.end() && ib == b.end();
+}
+
+uint32_t KeyTable::FindOrAdd(const Labels& labels, bool* added) {
+  const uint64_t h = Hash(labels);
+  const uint32_t id = static_cast<uint32_t>(labels_.size());
+  auto [it, inserted] = first_.try_emplace(h, id);
+  if (!inserted) {
+    uint32_t e = it->second;
+    while (true) {
+      if (SameKey(*labels_[e], labels)) {
+        if (added) *added = false;
+        return e;
+      }
+      if (next_[e] == kNone) break;
+      e = next_[e];
+    }
+    next_[e] = id;  // a different key with the same hash
+  }
+  labels_.push_back(&labels);
+  next_.push_back(kNone);
+  if (added) *added = true;
+  return id;
+}
+
+uint32_t KeyTable::Find(const Labels& labels) const {
+  auto it = first_.find(Hash(labels));
+  if (it == first_.end()) return kNone;
+  for (uint32_t e = it->second; e != kNone; e = next_[e]) {
+    if (SameKey(*labels_[e], labels)) return e;
+  }
+  return kNone;
+}
+
+void KeyInterner::UseStore(const SeriesStore& store) {
+  const uint64_t id = store.generation() >> 32;
+  if (id == store_) return;
+  store_ = id;
+  by_source_.clear();
+  last_source_ = nullptr;
+  last_ids_ = nullptr;
+}
+
+uint32_t KeyInterner::Id(const Item& item) {
+  uint32_t* cached = nullptr;
+  if (item.label_source != nullptr) {
+    if (item.label_source != last_source_) {
+      last_source_ = item.label_source;
+      std::unique_ptr<std::vector<uint32_t>>& ids = by_source_[item.label_source];
+      if (!ids) ids = std::make_unique<std::vector<uint32_t>>();
+      last_ids_ = ids.get();
+    }
+    if (item.label_index >= last_ids_->size()) {
+      last_ids_->resize(item.label_index + 1, KeyTable::kNone);
+    }
+    cached = &(*last_ids_)[item.label_index];
+    if (*cached != KeyTable::kNone) return *cached;
+  }
+  const Labels& labels = *item.labels;
+  uint32_t id = table_.Find(labels);
+  if (id == KeyTable::kNone) {
+    keys_.push_back(OwnLabels(Project(labels, set_)));
+    id = table_.FindOrAdd(*keys_.back());
+  }
+  if (cached != nullptr) *cached = id;
+  return id;
+}
+
 // ---- Evidence -----------------------------------------------------------------------------
 
 std::shared_ptr<const Labels> BorrowLabels(const Labels* labels) {
@@ -133,7 +250,55 @@ bool SameSeriesEvidence(const InlineEvidence& a, const InlineEvidence& b) {
 EvidenceRef ToRef(const InlineEvidence& e) {
   return EvidenceRef{e.series, e.origin->function, e.origin->window, e.value};
 }
+
+class ConcreteSource final : public EvidenceSource {
+ public:
+  explicit ConcreteSource(MergedEvidence e) : e_(std::move(e)) {}
+  void AddTo(EvidenceBuilder& b) const override {
+    for (const EvidenceRef& r : e_.series) b.AddSeries(r);
+    for (const EventEvidence& e : e_.events) b.AddEvent(e);
+  }
+
+ private:
+  MergedEvidence e_;
+};
+
+class GroupSource final : public EvidenceSource {
+ public:
+  GroupSource(std::shared_ptr<const GroupMembers> m, uint32_t group)
+      : m_(std::move(m)), group_(group) {}
+  void AddTo(EvidenceBuilder& b) const override {
+    for (uint32_t i = m_->start[group_]; i < m_->start[group_ + 1]; ++i) {
+      b.Add(m_->items[m_->order[i]].evidence);
+    }
+  }
+
+ private:
+  std::shared_ptr<const GroupMembers> m_;
+  uint32_t group_;
+};
+
+class PairSource final : public EvidenceSource {
+ public:
+  PairSource(Evidence a, Evidence b) : a_(std::move(a)), b_(std::move(b)) {}
+  void AddTo(EvidenceBuilder& b) const override {
+    b.Add(a_);
+    b.Add(b_);
+  }
+
+ private:
+  Evidence a_, b_;
+};
 }  // namespace
+
+std::shared_ptr<const EvidenceSource> ConcreteEvidence(MergedEvidence evidence) {
+  return std::make_shared<const ConcreteSource>(std::move(evidence));
+}
+
+std::shared_ptr<const EvidenceSource> GroupEvidence(std::shared_ptr<const GroupMembers> members,
+                                                    uint32_t group) {
+  return std::make_shared<const GroupSource>(std::move(members), group);
+}
 
 void EvidenceBuilder::Spill() {
   if (spilled_) return;
@@ -143,6 +308,7 @@ void EvidenceBuilder::Spill() {
 }
 
 void EvidenceBuilder::AddSeries(const EvidenceRef& ref) {
+  Spill();
   std::vector<EvidenceRef>& s = merged_.series;
   size_t lowest = 0;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -176,15 +342,9 @@ void EvidenceBuilder::AddEvent(const EventEvidence& event) {
   }
 }
 
-void EvidenceBuilder::Add(const Item& item) {
-  if (item.merged) {
-    Spill();
-    for (const EvidenceRef& r : item.merged->series) AddSeries(r);
-    for (const EventEvidence& e : item.merged->events) AddEvent(e);
-    return;
-  }
-  for (size_t i = 0; i < item.inline_count; ++i) {
-    const InlineEvidence& ev = item.inline_evidence[i];
+void EvidenceBuilder::Add(const Evidence& evidence) {
+  for (size_t i = 0; i < evidence.inline_count; ++i) {
+    const InlineEvidence& ev = evidence.inline_evidence[i];
     if (!spilled_) {
       bool duplicate = false;
       for (size_t j = 0; j < inline_count_; ++j) duplicate |= SameSeriesEvidence(inline_[j], ev);
@@ -193,57 +353,73 @@ void EvidenceBuilder::Add(const Item& item) {
         inline_[inline_count_++] = ev;
         continue;
       }
-      Spill();
     }
     AddSeries(ToRef(ev));
   }
+  if (evidence.more) evidence.more->AddTo(*this);
 }
 
-void EvidenceBuilder::AddEvents(std::vector<EventEvidence> events) {
+MergedEvidence EvidenceBuilder::Take() {
   Spill();
-  for (EventEvidence& e : events) AddEvent(e);
-}
-
-void EvidenceBuilder::Into(Item& item) {
-  if (!spilled_) {
-    item.merged.reset();
-    item.inline_count = static_cast<uint8_t>(inline_count_);
-    for (size_t i = 0; i < inline_count_; ++i) item.inline_evidence[i] = inline_[i];
-  } else {
-    if (series_evicted_) {
-      std::stable_sort(merged_.series.begin(), merged_.series.end(),
-                       [](const EvidenceRef& a, const EvidenceRef& b) { return a.value > b.value; });
-    }
-    std::stable_sort(merged_.events.begin(), merged_.events.end(),
-                     [](const EventEvidence& a, const EventEvidence& b) {
-                       return std::tie(a.time_unix_nano, a.seq) < std::tie(b.time_unix_nano, b.seq);
-                     });
-    item.inline_count = 0;
-    item.merged = std::make_shared<const MergedEvidence>(std::move(merged_));
+  if (series_evicted_) {
+    std::stable_sort(merged_.series.begin(), merged_.series.end(),
+                     [](const EvidenceRef& a, const EvidenceRef& b) { return a.value > b.value; });
   }
+  std::stable_sort(merged_.events.begin(), merged_.events.end(),
+                   [](const EventEvidence& a, const EventEvidence& b) {
+                     return std::tie(a.time_unix_nano, a.seq) < std::tie(b.time_unix_nano, b.seq);
+                   });
+  MergedEvidence out = std::move(merged_);
   *this = EvidenceBuilder();
+  return out;
 }
 
 void MergeEvidenceInto(Item& into, const Item& from) {
-  EvidenceBuilder b;
-  b.Add(into);
-  b.Add(from);
-  b.Into(into);
+  Evidence& a = into.evidence;
+  const Evidence& b = from.evidence;
+  if (!a.more && !b.more) {
+    // Inline when the distinct series fit in two slots (the usual binary operator).
+    InlineEvidence merged[2];
+    size_t n = 0;
+    bool fits = true;
+    for (const Evidence* e : {static_cast<const Evidence*>(&a), &b}) {
+      for (size_t i = 0; i < e->inline_count && fits; ++i) {
+        bool duplicate = false;
+        for (size_t j = 0; j < n; ++j) duplicate |= SameSeriesEvidence(merged[j], e->inline_evidence[i]);
+        if (duplicate) continue;
+        if (n == 2) {
+          fits = false;
+        } else {
+          merged[n++] = e->inline_evidence[i];
+        }
+      }
+    }
+    if (fits) {
+      a.inline_count = static_cast<uint8_t>(n);
+      for (size_t i = 0; i < n; ++i) a.inline_evidence[i] = merged[i];
+      return;
+    }
+  }
+  Evidence left = std::move(a);
+  a = Evidence();
+  a.more = std::make_shared<const PairSource>(std::move(left), b);
 }
 
 VectorElement Materialise(Item&& item) {
   VectorElement e;
   e.labels = *item.labels;
   e.value = item.value;
-  if (item.merged) {
-    e.evidence = item.merged->series;
-    e.event_evidence = item.merged->events;
-  } else {
-    e.evidence.reserve(item.inline_count);
-    for (size_t i = 0; i < item.inline_count; ++i) {
-      e.evidence.push_back(ToRef(item.inline_evidence[i]));
-    }
+  const Evidence& ev = item.evidence;
+  if (!ev.more) {
+    e.evidence.reserve(ev.inline_count);
+    for (size_t i = 0; i < ev.inline_count; ++i) e.evidence.push_back(ToRef(ev.inline_evidence[i]));
+    return e;
   }
+  EvidenceBuilder b;
+  b.Add(ev);
+  MergedEvidence m = b.Take();
+  e.evidence = std::move(m.series);
+  e.event_evidence = std::move(m.events);
   return e;
 }
 

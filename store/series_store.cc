@@ -15,21 +15,27 @@ SeriesStore::SeriesStore(Options options) : options_(options) {
                     std::memory_order_release);
 }
 
-template <typename Fn>
-void SeriesStore::Series::ForEachIn(int64_t from, int64_t to, Fn&& fn) const {
+const Sample& SeriesStore::Series::At(size_t i) const {
+  // No '%': a 64-bit division costs more than the rest of a short window.
   const size_t cap = ring.size();
-  const size_t oldest = (head + cap - count) % cap;
-  auto at = [&](size_t i) -> const Sample& { return ring[(oldest + i) % cap]; };
-  // The first sample at or after `from`: windows are usually a few samples, so walk back from
-  // the newest, and binary-search (samples are in time order) when the window is long.
+  const size_t oldest = head >= count ? head - count : head + cap - count;
+  const size_t p = oldest + i;
+  return ring[p >= cap ? p - cap : p];
+}
+
+std::pair<size_t, size_t> SeriesStore::Series::WindowOf(int64_t from, int64_t to) const {
+  // Samples are in time order. Windows are usually a few samples at the newest end, so walk
+  // back from it, and binary-search when the window is long.
+  size_t end = count;
+  while (end > 0 && At(end - 1).time_unix_nano > to) --end;
   constexpr size_t kWalk = 8;
-  size_t first = count;
-  while (first > 0 && count - first < kWalk && at(first - 1).time_unix_nano >= from) --first;
-  if (first > 0 && count - first == kWalk && at(first - 1).time_unix_nano >= from) {
-    size_t lo = 0, hi = first - 1;  // answer in [lo, hi]
+  size_t first = end;
+  while (first > 0 && end - first < kWalk && At(first - 1).time_unix_nano >= from) --first;
+  if (first > 0 && end - first == kWalk && At(first - 1).time_unix_nano >= from) {
+    size_t lo = 0, hi = first - 1;  // the answer is in [lo, hi]
     while (lo < hi) {
       const size_t mid = lo + (hi - lo) / 2;
-      if (at(mid).time_unix_nano >= from) {
+      if (At(mid).time_unix_nano >= from) {
         hi = mid;
       } else {
         lo = mid + 1;
@@ -37,31 +43,41 @@ void SeriesStore::Series::ForEachIn(int64_t from, int64_t to, Fn&& fn) const {
     }
     first = lo;
   }
-  for (size_t i = first; i < count; ++i) {
-    const Sample& s = at(i);
-    if (s.time_unix_nano > to) break;
-    fn(s);
-  }
+  return {first, end};
+}
+
+template <typename Fn>
+void SeriesStore::Series::ForEachIn(int64_t from, int64_t to, Fn&& fn) const {
+  const auto [first, end] = WindowOf(from, to);
+  for (size_t i = first; i < end; ++i) fn(At(i));
 }
 
 std::optional<CounterWindow> SeriesStore::Series::IncreaseIn(int64_t from, int64_t to) const {
+  const auto [first, end] = WindowOf(from, to);
+  if (end - first < 2) return std::nullopt;
   CounterWindow w;
-  uint64_t prev = 0;
-  ForEachIn(from, to, [&](const Sample& sample) {
-    const auto cur = static_cast<uint64_t>(sample.value);
-    if (w.samples == 0) {
-      w.first_time = sample.time_unix_nano;
-    } else {
-      CounterStep step = CounterDelta(prev, cur, meta.width_bits);
-      w.increase += static_cast<double>(step.delta);
-      w.resets += step.reset;
-      w.wraps += step.wrapped;
-    }
-    w.last_time = sample.time_unix_nano;
+  w.samples = end - first;
+  w.first_time = At(first).time_unix_nano;
+  w.last_time = At(end - 1).time_unix_nano;
+  // The usual window never goes down: its per-step increases add up to last - first.
+  bool monotonic = true;
+  for (size_t i = first + 1; i < end && monotonic; ++i) {
+    monotonic = At(i).value >= At(i - 1).value;
+  }
+  if (monotonic) {
+    w.increase = static_cast<double>(static_cast<uint64_t>(At(end - 1).value) -
+                                     static_cast<uint64_t>(At(first).value));
+    return w;
+  }
+  uint64_t prev = static_cast<uint64_t>(At(first).value);
+  for (size_t i = first + 1; i < end; ++i) {
+    const auto cur = static_cast<uint64_t>(At(i).value);
+    CounterStep step = CounterDelta(prev, cur, meta.width_bits);
+    w.increase += static_cast<double>(step.delta);
+    w.resets += step.reset;
+    w.wraps += step.wrapped;
     prev = cur;
-    ++w.samples;
-  });
-  if (w.samples < 2) return std::nullopt;
+  }
   return w;
 }
 
@@ -168,6 +184,33 @@ std::optional<double> SeriesStore::Rate(SeriesRef ref, int64_t from, int64_t to)
   return RateOf(Increase(ref, from, to));
 }
 
+// Calls fn(i, series) for each of refs, prefetching ahead: a series and its ring are apart in
+// memory and each is a cache (and often TLB) miss, so fetching the next ones while this one is
+// computed keeps several misses in flight. Two stages: the Series (for its ring pointer), then
+// the ring's newest samples.
+template <typename Fn>
+void SeriesStore::ForEachRefLocked(std::span<const SeriesRef> refs, Fn&& fn) const {
+  constexpr size_t kAhead = 12;
+  const size_t n = refs.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (i + 2 * kAhead < n) {
+      // The ring's pointer and position, which may straddle two cache lines.
+      const Series& later = series_[refs[i + 2 * kAhead]];
+      __builtin_prefetch(&later.ring);
+      __builtin_prefetch(&later.count);
+    }
+    if (i + kAhead < n) {
+      const Series& next = series_[refs[i + kAhead]];
+      const Sample* newest = next.ring.data() + (next.head == 0 ? next.ring.size() - 1 : next.head - 1);
+      // A window of a few samples before the newest: up to three lines.
+      __builtin_prefetch(newest);
+      __builtin_prefetch(reinterpret_cast<const char*>(newest) - 64);
+      __builtin_prefetch(reinterpret_cast<const char*>(newest) - 128);
+    }
+    fn(i, series_[refs[i]]);
+  }
+}
+
 size_t SeriesStore::ForEachSeriesNamed(
     std::string_view name, size_t skip,
     absl::FunctionRef<void(SeriesRef, const Labels&)> fn) const {
@@ -183,38 +226,38 @@ void SeriesStore::LatestMany(std::span<const SeriesRef> refs,
                              std::vector<std::optional<Sample>>& out) const {
   out.resize(refs.size());
   absl::ReaderMutexLock lock(&mu_);
-  for (size_t i = 0; i < refs.size(); ++i) {
-    const Series& s = series_[refs[i]];
+  ForEachRefLocked(refs, [&](size_t i, const Series& s) {
     if (s.count == 0) {
       out[i].reset();
     } else {
-      out[i] = s.ring[(s.head + s.ring.size() - 1) % s.ring.size()];
+      out[i] = s.ring[s.head == 0 ? s.ring.size() - 1 : s.head - 1];
     }
-  }
+  });
 }
 
 void SeriesStore::IncreaseMany(std::span<const SeriesRef> refs, int64_t from, int64_t to,
                                std::vector<std::optional<CounterWindow>>& out) const {
   out.resize(refs.size());
   absl::ReaderMutexLock lock(&mu_);
-  for (size_t i = 0; i < refs.size(); ++i) out[i] = series_[refs[i]].IncreaseIn(from, to);
+  ForEachRefLocked(refs, [&](size_t i, const Series& s) { out[i] = s.IncreaseIn(from, to); });
 }
 
 void SeriesStore::RateMany(std::span<const SeriesRef> refs, int64_t from, int64_t to,
                            std::vector<std::optional<double>>& out) const {
   out.resize(refs.size());
   absl::ReaderMutexLock lock(&mu_);
-  for (size_t i = 0; i < refs.size(); ++i) out[i] = RateOf(series_[refs[i]].IncreaseIn(from, to));
+  ForEachRefLocked(refs,
+                   [&](size_t i, const Series& s) { out[i] = RateOf(s.IncreaseIn(from, to)); });
 }
 
 void SeriesStore::WindowMany(WindowFunction fn, std::span<const SeriesRef> refs, int64_t from,
                              int64_t to, std::vector<std::optional<double>>& out) const {
   out.resize(refs.size());
   absl::ReaderMutexLock lock(&mu_);
-  for (size_t i = 0; i < refs.size(); ++i) {
+  ForEachRefLocked(refs, [&](size_t i, const Series& series) {
     size_t n = 0;
     double first = 0, last = 0, sum = 0, lo = 0, hi = 0, changes = 0;
-    series_[refs[i]].ForEachIn(from, to, [&](const Sample& s) {
+    series.ForEachIn(from, to, [&](const Sample& s) {
       if (n == 0) {
         first = lo = hi = s.value;
       } else {
@@ -245,7 +288,7 @@ void SeriesStore::WindowMany(WindowFunction fn, std::span<const SeriesRef> refs,
         if (n >= 1) v = hi;
         break;
     }
-  }
+  });
 }
 
 void SeriesStore::ForEachLatest(

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -145,10 +146,18 @@ class SeriesStore {
     std::vector<Sample> ring;  // capacity slots, allocated once
     size_t head = 0;           // next slot to write
     size_t count = 0;
+    // The i-th retained sample, 0 the oldest.
+    const Sample& At(size_t i) const;
+    // [first, end) in At() indices of the samples with from <= time <= to.
+    std::pair<size_t, size_t> WindowOf(int64_t from, int64_t to) const;
     template <typename Fn>
     void ForEachIn(int64_t from, int64_t to, Fn&& fn) const;
     std::optional<CounterWindow> IncreaseIn(int64_t from, int64_t to) const;
   };
+
+  template <typename Fn>
+  void ForEachRefLocked(std::span<const SeriesRef> refs, Fn&& fn) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   Options options_;
   mutable absl::Mutex mu_;

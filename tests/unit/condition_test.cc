@@ -1,6 +1,7 @@
 #include "engine/condition.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -534,6 +535,33 @@ TEST_F(ConditionEvalTest, AggregationsByAndWithout) {
               ElementsAre("h1=2", "h2=20"));
 }
 
+TEST_F(ConditionEvalTest, GroupingsStayRightAcrossEvaluations) {
+  // The nodes remember each series' group between evaluations; new series, new groups and
+  // another store must not confuse them.
+  auto cond = MustParse("sum by (host) (g) / on(host) count by (host) (g) > 0");
+  auto eval = [&](const SeriesStore& store) {
+    std::vector<std::string> out;
+    for (const VectorElement& e : cond->Evaluate(EvalContext{store, nullptr, nullptr, kSec})) {
+      out.push_back(Get(e, "host") + "=" + FormatValue(e.value));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  store_.Append(Gauge("g", {{"host", "h1"}, {"device", "d0"}}), kSec, 2);
+  store_.Append(Gauge("g", {{"host", "h1"}, {"device", "d1"}}), kSec, 4);
+  EXPECT_THAT(eval(store_), ElementsAre("h1=3"));
+  store_.Append(Gauge("g", {{"host", "h2"}, {"device", "d0"}}), kSec, 10);
+  store_.Append(Gauge("g", {{"host", "h1"}, {"device", "d2"}}), kSec, 9);
+  EXPECT_THAT(eval(store_), ElementsAre("h1=5", "h2=10"));
+  EXPECT_THAT(eval(store_), ElementsAre("h1=5", "h2=10"));
+  // Another store, whose series take the same places in the selection with other hosts.
+  SeriesStore other(SeriesStore::Options{.capacity = 4});
+  other.Append(other.Intern("g", {{"device", "d0"}, {"host", "h7"}}, MetricKind::kGauge), kSec, 1);
+  other.Append(other.Intern("g", {{"device", "d1"}, {"host", "h8"}}, MetricKind::kGauge), kSec, 3);
+  EXPECT_THAT(eval(other), ElementsAre("h7=1", "h8=3"));
+  EXPECT_THAT(eval(store_), ElementsAre("h1=5", "h2=10"));
+}
+
 TEST_F(ConditionEvalTest, AggregatedEvidenceKeepsTheLargestSixteen) {
   for (int i = 0; i < 40; ++i) {
     store_.Append(Gauge("q", {{"queue", std::to_string(i)}}), kSec, i);
@@ -584,6 +612,44 @@ TEST_F(ConditionEvalTest, PeerMedianAndRatioFindTheOutlier) {
   // rail-2 NICs (5 and 0 against 9.5e9).
   EXPECT_EQ(Eval("peer_ratio(rate(tx_bytes_total[5s]), without (host, rail)) < 0.5", 6).size(),
             4u);
+}
+
+TEST_F(ConditionEvalTest, PeerMedianMatchesABruteForceMedianOfTheOthers) {
+  // Groups of 1 to 9 elements with many ties (values 0-4).
+  std::map<std::string, std::vector<std::pair<std::string, double>>> groups;
+  uint32_t seed = 12345;
+  auto next = [&seed] { return (seed = seed * 1103515245 + 12345) >> 16; };
+  for (int g = 0; g < 30; ++g) {
+    const int n = 1 + g % 9;
+    for (int i = 0; i < n; ++i) {
+      const double v = next() % 5;
+      const std::string host = "h" + std::to_string(i);
+      store_.Append(Gauge("v", {{"group", std::to_string(g)}, {"host", host}}), kSec, v);
+      groups[std::to_string(g)].emplace_back(host, v);
+    }
+  }
+  std::map<std::string, double> got;
+  for (const VectorElement& e : Eval("peer_median(v, by (group))", 1)) {
+    got[Get(e, "group") + "/" + Get(e, "host")] = e.value;
+  }
+  size_t expected_elements = 0;
+  for (const auto& [group, members] : groups) {
+    if (members.size() < 2) continue;
+    for (size_t i = 0; i < members.size(); ++i) {
+      std::vector<double> others;
+      for (size_t j = 0; j < members.size(); ++j) {
+        if (j != i) others.push_back(members[j].second);
+      }
+      std::sort(others.begin(), others.end());
+      const size_t m = others.size();
+      const double median = m % 2 ? others[m / 2] : (others[m / 2 - 1] + others[m / 2]) / 2;
+      const std::string key = group + "/" + members[i].first;
+      ASSERT_TRUE(got.contains(key)) << key;
+      EXPECT_DOUBLE_EQ(got[key], median) << key;
+      ++expected_elements;
+    }
+  }
+  EXPECT_EQ(got.size(), expected_elements);
 }
 
 TEST_F(ConditionEvalTest, StaleNamesSeriesThatStopped) {
@@ -753,6 +819,22 @@ TEST_F(ConditionTopologyTest, TopologyAddsRailLeafAndJob) {
   std::vector<VectorElement> bare = Eval("topology(rate(tx_bytes_total[5s]))", 3);
   ASSERT_EQ(bare.size(), 1u);
   EXPECT_EQ(Str(bare[0].labels), R"(device="mlx5_0",host="gpu-node-001")");
+}
+
+TEST_F(ConditionTopologyTest, TopologyLabelsFollowTheJobsAsTheyChange) {
+  Fill(Counter("tx_bytes_total", {{"host", "gpu-node-001"}, {"device", "mlx5_0"}}), 1, 3,
+       [](int t) { return t * 100; });
+  Fill(Counter("tx_bytes_total", {{"host", "gpu-node-002"}, {"device", "mlx5_0"}}), 1, 3,
+       [](int t) { return t * 300; });
+  auto cond = MustParse("sum by (job) (topology(rate(tx_bytes_total[5s])))");
+  auto eval = [&] {
+    return Values(cond->Evaluate(EvalContext{store_, nullptr, fabric_.get(), 3 * kSec}), "job");
+  };
+  EXPECT_THAT(eval(), ElementsAre("train-a=400"));
+  // gpu-node-002 moves to another job: the same parsed condition groups it there.
+  jobs_.SetStatic({TopologyJob{"train-a", {"gpu-node-001"}, 8},
+                   TopologyJob{"train-b", {"gpu-node-002"}, 8}});
+  EXPECT_THAT(eval(), ElementsAre("train-a=100", "train-b=300"));
 }
 
 TEST_F(ConditionTopologyTest, PeerNamesTheNicBehindASwitchPort) {
