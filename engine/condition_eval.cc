@@ -1,6 +1,7 @@
 // The nodes of a parsed condition and how each evaluates (semantics in docs/PLAYBOOKS.md).
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -351,26 +352,8 @@ class UnaryNode final : public OneChildNode {
         for (Item& item : in) item.value = std::fabs(item.value);
         return in;
       case UnaryFn::kTopology:
-        if (ctx.fabric == nullptr) return in;
-        for (Item& item : in) {
-          Labels labels = *item.labels;
-          ctx.fabric->Enrich(labels);
-          item.labels = OwnLabels(std::move(labels));
-          item.label_source = nullptr;  // what the topology adds (a job) may change
-        }
-        return in;
-      case UnaryFn::kPeer: {
-        if (ctx.fabric == nullptr) return {};
-        Vec out;
-        for (Item& item : in) {
-          Labels labels = *item.labels;
-          if (!ctx.fabric->ToPeer(labels)) continue;
-          item.labels = OwnLabels(std::move(labels));
-          item.label_source = nullptr;
-          out.push_back(std::move(item));
-        }
-        return out;
-      }
+      case UnaryFn::kPeer:
+        return Relabel(ctx, std::move(in));
     }
     return in;
   }
@@ -396,7 +379,89 @@ class UnaryNode final : public OneChildNode {
   }
 
  private:
+  // topology() and peer(). What they make of a series' labels changes only with the fabric
+  // map, its jobs or the store, so it is kept per (label_source, label_index) between
+  // evaluations, and the results carry a label_source of their own.
+  Vec Relabel(const EvalContext& ctx, Vec in) const {
+    const bool peer = fn_ == UnaryFn::kPeer;
+    if (ctx.fabric == nullptr) return peer ? Vec() : in;
+    absl::MutexLock lock(&mu_);
+    const JobRegistry* jobs = ctx.fabric->jobs();
+    const CacheKey key{ctx.fabric, ctx.fabric->topology(), jobs,
+                       jobs != nullptr ? jobs->generation() : 0, ctx.store.generation() >> 32};
+    if (!(key == cache_key_)) {
+      cache_key_ = key;
+      cache_.clear();
+    }
+    // Returns the new labels, or null when peer() finds no far end.
+    auto relabel = [&](const Labels& from) -> std::shared_ptr<const Labels> {
+      Labels labels = from;
+      if (!peer) {
+        ctx.fabric->Enrich(labels);
+      } else if (!ctx.fabric->ToPeer(labels)) {
+        return nullptr;
+      }
+      return OwnLabels(std::move(labels));
+    };
+    Vec out;
+    out.reserve(in.size());
+    const void* last_source = nullptr;
+    Cached* cached = nullptr;
+    for (Item& item : in) {
+      if (item.label_source == nullptr) {
+        item.labels = relabel(*item.labels);
+      } else {
+        if (item.label_source != last_source) {
+          last_source = item.label_source;
+          std::unique_ptr<Cached>& c = cache_[item.label_source];
+          if (!c) {
+            c = std::make_unique<Cached>();
+            c->source = NewLabelSource();
+          }
+          cached = c.get();
+        }
+        if (item.label_index >= cached->known.size()) {
+          cached->known.resize(item.label_index + 1, false);
+          cached->labels.resize(item.label_index + 1);
+        }
+        if (!cached->known[item.label_index]) {
+          cached->labels[item.label_index] = relabel(*item.labels);
+          cached->known[item.label_index] = true;
+        }
+        item.labels = cached->labels[item.label_index];
+        item.label_source = cached->source;
+      }
+      if (item.labels == nullptr) continue;  // peer(): no far end
+      out.push_back(std::move(item));
+    }
+    return out;
+  }
+
+  // A label_source that no pointer can equal (user-space addresses are below 2^56), new each
+  // time, so caches downstream never confuse labels of one cache generation with another's.
+  static const void* NewLabelSource() {
+    static std::atomic<uintptr_t> next{uintptr_t{1} << 56};
+    return reinterpret_cast<const void*>(next.fetch_add(1, std::memory_order_relaxed));
+  }
+
+  struct CacheKey {
+    const FabricMap* fabric = nullptr;
+    const Topology* topology = nullptr;
+    const JobRegistry* jobs = nullptr;
+    uint64_t jobs_generation = 0;
+    uint64_t store = ~uint64_t{0};
+    bool operator==(const CacheKey&) const = default;
+  };
+  struct Cached {
+    const void* source = nullptr;
+    std::vector<bool> known;
+    std::vector<std::shared_ptr<const Labels>> labels;  // null: peer() found no far end
+  };
+
   const UnaryFn fn_;
+  mutable absl::Mutex mu_;
+  mutable CacheKey cache_key_ ABSL_GUARDED_BY(mu_);
+  mutable absl::flat_hash_map<const void*, std::unique_ptr<Cached>> cache_ ABSL_GUARDED_BY(mu_);
 };
 
 // ---- Binary operators ---------------------------------------------------------------------
@@ -671,7 +736,7 @@ class AggregationNode final : public OneChildNode {
         keys_(grouping_.mode == LabelSet::Mode::kAll ? LabelSet{LabelSet::Mode::kOnly, {}}
                                                      : grouping_) {}
 
-  Vec Eval(const EvalContext& ctx, const ValueFilter*) const override {
+  Vec Eval(const EvalContext& ctx, const ValueFilter* filter) const override {
     auto members = std::make_shared<GroupMembers>();
     members->items = child_->Eval(ctx, nullptr);
     const Vec& in = members->items;
@@ -705,20 +770,23 @@ class AggregationNode final : public OneChildNode {
     std::shared_ptr<const GroupMembers> shared = std::move(members);
 
     Vec out;
-    out.reserve(first.size());
+    if (!filter) out.reserve(first.size());
     for (uint32_t g = 0; g < first.size(); ++g) {
       const Acc& a = acc[g];
+      double value = 0;
+      switch (op_) {
+        case AggOp::kSum: value = a.sum; break;
+        case AggOp::kAvg: value = a.sum / a.count; break;
+        case AggOp::kMin: value = a.min; break;
+        case AggOp::kMax: value = a.max; break;
+        case AggOp::kCount: value = a.count; break;
+      }
+      if (filter && !filter->Keep(value)) continue;  // the comparison above would drop it
       Item item;
+      item.value = value;
       item.labels = keys_.KeyLabels(groups.key[g]);
       item.label_source = &keys_;
       item.label_index = groups.key[g];
-      switch (op_) {
-        case AggOp::kSum: item.value = a.sum; break;
-        case AggOp::kAvg: item.value = a.sum / a.count; break;
-        case AggOp::kMin: item.value = a.min; break;
-        case AggOp::kMax: item.value = a.max; break;
-        case AggOp::kCount: item.value = a.count; break;
-      }
       item.evidence.more = GroupEvidence(shared, g);
       out.push_back(std::move(item));
     }
@@ -756,7 +824,7 @@ class PeerNode final : public OneChildNode {
         grouping_(std::move(grouping)),
         keys_(grouping_) {}
 
-  Vec Eval(const EvalContext& ctx, const ValueFilter*) const override {
+  Vec Eval(const EvalContext& ctx, const ValueFilter* filter) const override {
     Vec in = child_->Eval(ctx, nullptr);
     absl::MutexLock lock(&mu_);
     const Groups groups = GroupElements(ctx, in, keys_, local_);
@@ -813,7 +881,7 @@ class PeerNode final : public OneChildNode {
     }
     Vec out;
     for (uint32_t i = 0; i < in.size(); ++i) {
-      if (!result[i]) continue;
+      if (!result[i] || (filter && !filter->Keep(*result[i]))) continue;
       in[i].value = *result[i];
       out.push_back(std::move(in[i]));
     }

@@ -210,6 +210,9 @@ uint32_t KeyInterner::Id(const Item& item) {
   uint32_t* cached = nullptr;
   if (item.label_source != nullptr) {
     if (item.label_source != last_source_) {
+      // A topology() cache that started over names its labels anew: forget old sources now
+      // and then rather than keep them all.
+      if (by_source_.size() >= 64 && !by_source_.contains(item.label_source)) by_source_.clear();
       last_source_ = item.label_source;
       std::unique_ptr<std::vector<uint32_t>>& ids = by_source_[item.label_source];
       if (!ids) ids = std::make_unique<std::vector<uint32_t>>();

@@ -1,6 +1,7 @@
 #include "store/series_store.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "store/counter_math.h"
 
@@ -33,6 +34,23 @@ std::pair<size_t, size_t> SeriesStore::Series::WindowOf(int64_t from, int64_t to
   while (first > 0 && end - first < kWalk && At(first - 1).time_unix_nano >= from) --first;
   if (first > 0 && end - first == kWalk && At(first - 1).time_unix_nano >= from) {
     size_t lo = 0, hi = first - 1;  // the answer is in [lo, hi]
+    // Samples usually come at a steady interval: guess the place from the interval of the
+    // samples just walked (already read), then check the guess and its neighbour before
+    // searching.
+    const int64_t t_hi = At(hi).time_unix_nano, t_end = At(end - 1).time_unix_nano;
+    const size_t steps = end - 1 - hi;
+    if (t_end > t_hi && steps > 0) {
+      const double interval = static_cast<double>(t_end - t_hi) / static_cast<double>(steps);
+      const double back = std::ceil(static_cast<double>(t_hi - from) / interval);
+      if (back >= 0 && back <= static_cast<double>(hi)) {
+        const size_t guess = hi - static_cast<size_t>(back);
+        if (At(guess).time_unix_nano >= from) {
+          if (guess == 0 || At(guess - 1).time_unix_nano < from) return {guess, end};
+        } else if (guess < hi && At(guess + 1).time_unix_nano >= from) {
+          return {guess + 1, end};
+        }
+      }
+    }
     while (lo < hi) {
       const size_t mid = lo + (hi - lo) / 2;
       if (At(mid).time_unix_nano >= from) {
@@ -60,9 +78,12 @@ std::optional<CounterWindow> SeriesStore::Series::IncreaseIn(int64_t from, int64
   w.first_time = At(first).time_unix_nano;
   w.last_time = At(end - 1).time_unix_nano;
   // The usual window never goes down: its per-step increases add up to last - first.
-  bool monotonic = true;
-  for (size_t i = first + 1; i < end && monotonic; ++i) {
-    monotonic = At(i).value >= At(i - 1).value;
+  bool monotonic = last_decrease <= w.first_time;
+  if (!monotonic) {  // a decrease since the window's start, perhaps after it: look
+    monotonic = true;
+    for (size_t i = first + 1; i < end && monotonic; ++i) {
+      monotonic = At(i).value >= At(i - 1).value;
+    }
   }
   if (monotonic) {
     w.increase = static_cast<double>(static_cast<uint64_t>(At(end - 1).value) -
@@ -92,6 +113,7 @@ SeriesRef SeriesStore::Intern(std::string_view name, const Labels& labels, Metri
   }
   const SeriesRef ref = static_cast<SeriesRef>(series_.size());
   Series& s = series_.emplace_back();
+  by_ref_.push_back(&s);
   s.meta = SeriesMeta{std::string(name), labels, kind, width_bits, std::string(help)};
   s.watched = watched_names_.contains(AsAbsl(name));
   s.ring.resize(options_.capacity);
@@ -110,6 +132,7 @@ bool SeriesStore::Append(SeriesRef ref, int64_t t, double value) {
       ++stats_.samples_out_of_order;
       return false;
     }
+    if (value < last.value) s.last_decrease = t;
     if (s.meta.kind == MetricKind::kCounter && value < last.value &&
         CounterDelta(static_cast<uint64_t>(last.value), static_cast<uint64_t>(value),
                      s.meta.width_bits)
@@ -190,24 +213,28 @@ std::optional<double> SeriesStore::Rate(SeriesRef ref, int64_t from, int64_t to)
 // the ring's newest samples.
 template <typename Fn>
 void SeriesStore::ForEachRefLocked(std::span<const SeriesRef> refs, Fn&& fn) const {
+  // Three stages, each a dozen series apart: the series' entry in by_ref_ (refs of one name
+  // are far apart when each host interns many names), then the series (its ring pointer and
+  // position, which may straddle two cache lines), then the newest samples of its ring.
   constexpr size_t kAhead = 12;
   const size_t n = refs.size();
   for (size_t i = 0; i < n; ++i) {
+    if (i + 3 * kAhead < n) __builtin_prefetch(&by_ref_[refs[i + 3 * kAhead]]);
     if (i + 2 * kAhead < n) {
-      // The ring's pointer and position, which may straddle two cache lines.
-      const Series& later = series_[refs[i + 2 * kAhead]];
-      __builtin_prefetch(&later.ring);
-      __builtin_prefetch(&later.count);
+      const Series* later = by_ref_[refs[i + 2 * kAhead]];
+      __builtin_prefetch(&later->ring);
+      __builtin_prefetch(&later->count);
     }
     if (i + kAhead < n) {
-      const Series& next = series_[refs[i + kAhead]];
-      const Sample* newest = next.ring.data() + (next.head == 0 ? next.ring.size() - 1 : next.head - 1);
+      const Series& next = *by_ref_[refs[i + kAhead]];
+      const Sample* newest =
+          next.ring.data() + (next.head == 0 ? next.ring.size() - 1 : next.head - 1);
       // A window of a few samples before the newest: up to three lines.
       __builtin_prefetch(newest);
       __builtin_prefetch(reinterpret_cast<const char*>(newest) - 64);
       __builtin_prefetch(reinterpret_cast<const char*>(newest) - 128);
     }
-    fn(i, series_[refs[i]]);
+    fn(i, *by_ref_[refs[i]]);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -146,6 +147,9 @@ class SeriesStore {
     std::vector<Sample> ring;  // capacity slots, allocated once
     size_t head = 0;           // next slot to write
     size_t count = 0;
+    // Time of the newest sample lower than the one before it: a counter window that starts
+    // at or after it never went down, and its increase is last - first without a scan.
+    int64_t last_decrease = std::numeric_limits<int64_t>::min();
     // The i-th retained sample, 0 the oldest.
     const Sample& At(size_t i) const;
     // [first, end) in At() indices of the samples with from <= time <= to.
@@ -162,6 +166,9 @@ class SeriesStore {
   Options options_;
   mutable absl::Mutex mu_;
   std::deque<Series> series_ ABSL_GUARDED_BY(mu_);
+  // &series_[ref], contiguous: the batch reads prefetch through it (a deque's own index
+  // cannot be prefetched without reading it).
+  std::vector<Series*> by_ref_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<uint64_t, std::vector<SeriesRef>> by_fingerprint_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::vector<SeriesRef>> by_name_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> watched_names_ ABSL_GUARDED_BY(mu_);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -42,6 +43,9 @@ class JobRegistry {
   // The first of JobsOfHost(host) into *job, without building the list (FabricMap::Enrich runs
   // per element per tick). False when no job runs there.
   bool FirstJobOfHost(std::string_view host, std::string* job) const;
+  // Changes whenever which jobs run on which hosts may have changed (FirstJobOfHost may answer
+  // otherwise), so the rules engine can keep topology() labels between ticks. No lock.
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
  private:
   // A job learnt from NCCL events, keyed by commId (by host + comm pointer without one).
@@ -62,6 +66,7 @@ class JobRegistry {
   absl::flat_hash_map<std::string, std::string> comm_keys_ ABSL_GUARDED_BY(mu_);
   // host -> names of the jobs in jobs_ with a rank there, sorted.
   absl::flat_hash_map<std::string, std::vector<std::string>> host_jobs_ ABSL_GUARDED_BY(mu_);
+  std::atomic<uint64_t> generation_{0};
 };
 
 // The culprit's reach: hosts it stalls, jobs that run there and the GPUs they hold.

@@ -181,6 +181,7 @@ void JobRegistry::RebuildHostIndexLocked() {
     for (const std::string& host : job.hosts) host_jobs_[host].push_back(name);
   }
   for (auto& [host, names] : host_jobs_) std::sort(names.begin(), names.end());
+  generation_.fetch_add(1, std::memory_order_release);
 }
 
 std::vector<JobInfo> JobRegistry::JobsOnHosts(const std::vector<std::string>& hosts) const {

@@ -268,6 +268,14 @@ TEST(SeriesStoreBatch, ManyReadsAgreeWithSingleReads) {
         EXPECT_EQ(increases[i]->resets, single->resets);
         // The window holds every retained sample in it.
         EXPECT_EQ(single->samples, std::min<size_t>(window + 1, 64)) << window;
+        // And the increase is the sum of the steps, a reset counting from zero.
+        std::vector<Sample> samples = store.Range(refs[i], from, 100 * kSec);
+        double expected = 0;
+        for (size_t k = 1; k < samples.size(); ++k) {
+          const double step = samples[k].value - samples[k - 1].value;
+          expected += step >= 0 ? step : samples[k].value;
+        }
+        EXPECT_EQ(single->increase, expected) << window << " " << i;
       }
     }
     EXPECT_FALSE(rates[4].has_value());
@@ -277,6 +285,37 @@ TEST(SeriesStoreBatch, ManyReadsAgreeWithSingleReads) {
   EXPECT_EQ(latest[0]->value, 100);
   EXPECT_EQ(latest[2]->value, 150);
   EXPECT_FALSE(latest[4].has_value());
+}
+
+TEST(SeriesStoreBatch, WindowsOverIrregularSamples) {
+  // Gaps and bursts: the window's start is guessed from the recent interval, and must be
+  // found right when the guess is wrong.
+  SeriesStore store(SeriesStore::Options{.capacity = 200});
+  SeriesRef ref = store.Intern("c_total", {{"s", "1"}}, MetricKind::kCounter);
+  std::vector<int64_t> times;
+  int64_t t = 0;
+  for (int i = 0; i < 150; ++i) {
+    t += (i % 37 == 0) ? 20 * kSec : (i % 5 == 0 ? kSec / 10 : kSec);
+    times.push_back(t);
+    store.Append(ref, t, i * 3);
+  }
+  const std::vector<Sample> all = store.Range(ref, 0, t);
+  ASSERT_EQ(all.size(), 150u);
+  for (int64_t back = 1; back < 200; back += 3) {
+    const int64_t from = t - back * kSec;
+    size_t expected = 0;
+    for (const Sample& sample : all) expected += sample.time_unix_nano >= from;
+    std::vector<std::optional<CounterWindow>> w;
+    std::vector<SeriesRef> refs = {ref};
+    store.IncreaseMany(refs, from, t, w);
+    if (expected < 2) {
+      EXPECT_FALSE(w[0].has_value()) << back;
+      continue;
+    }
+    ASSERT_TRUE(w[0].has_value()) << back;
+    EXPECT_EQ(w[0]->samples, expected) << back;
+    EXPECT_EQ(w[0]->increase, 3.0 * static_cast<double>(expected - 1)) << back;
+  }
 }
 
 TEST(SeriesStoreBatch, GenerationAndNamedSeries) {
