@@ -1,8 +1,9 @@
 #pragma once
 
-// Internals of the condition language, shared by the parser (condition.cc), the evaluator
-// (condition_eval.cc) and the vector helpers (condition_vector.cc). Nothing outside
-// engine/condition*.cc should include this.
+// Internals of the condition language, shared by the parser (condition.cc), the nodes
+// (condition_leaves.cc, condition_eval.cc, condition_groups.cc), evidence
+// (condition_evidence.cc) and matchers, keys and printing (condition_vector.cc). Nothing
+// outside engine/condition*.cc should include this.
 
 #include <algorithm>
 #include <cstdint>
@@ -257,6 +258,24 @@ class Node {
   virtual void CollectEventKinds(std::vector<std::string>& out) const {}
 };
 using NodePtr = std::unique_ptr<Node>;
+
+// A node over one operand: what it reads is what its operand reads.
+class OneChildNode : public Node {
+ public:
+  explicit OneChildNode(NodePtr child) : child_(std::move(child)) {}
+  void CollectMetricNames(std::vector<std::string>& out) const override {
+    child_->CollectMetricNames(out);
+  }
+  void CollectEventKinds(std::vector<std::string>& out) const override {
+    child_->CollectEventKinds(out);
+  }
+
+ protected:
+  const NodePtr child_;
+};
+
+// "by (a, b)", "on(a, b)": keyword then the names.
+void PrintLabelSet(std::string_view keyword, const LabelSet& set, std::string& out);
 
 // Prints `child` for an operand position that needs at least `min_precedence`.
 void PrintOperand(const Node& child, int min_precedence, std::string& out);
