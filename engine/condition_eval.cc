@@ -89,6 +89,8 @@ class UnaryNode final : public OneChildNode {
       } else {
         if (item.label_source != last_source) {
           last_source = item.label_source;
+          // Sources that start over (an aggregation's keys) leave old ones behind.
+          if (cache_.size() >= 64 && !cache_.contains(item.label_source)) cache_.clear();
           std::unique_ptr<Cached>& c = cache_[item.label_source];
           if (!c) {
             c = std::make_unique<Cached>();
@@ -111,13 +113,6 @@ class UnaryNode final : public OneChildNode {
       out.push_back(std::move(item));
     }
     return out;
-  }
-
-  // A label_source that no pointer can equal (user-space addresses are below 2^56), new each
-  // time, so caches downstream never confuse labels of one cache generation with another's.
-  static const void* NewLabelSource() {
-    static std::atomic<uintptr_t> next{uintptr_t{1} << 56};
-    return reinterpret_cast<const void*>(next.fetch_add(1, std::memory_order_relaxed));
   }
 
   struct CacheKey {
@@ -242,8 +237,8 @@ class Matcher2 {
   explicit Matcher2(const LabelSet& matching) : keys_(matching) {}
 
   // Indexes the right side; call once per evaluation before Find.
-  void IndexRight(const EvalContext& ctx, const Vec& right) {
-    keys_.UseStore(ctx.store);
+  void IndexRight(const EvalContext& ctx, const Vec& right, size_t left_size) {
+    keys_.Prepare(ctx.store, std::max(right.size(), left_size));
     next_.assign(right.size(), kEnd);
     for (uint32_t k : touched_) first_[k] = kEnd;
     touched_.clear();
@@ -295,7 +290,7 @@ class VectorBinaryNode final : public TwoOperandNode {
     if (left.empty()) return left;
     const Vec right = rhs_->Eval(ctx, nullptr);
     absl::MutexLock lock(&mu_);
-    index_.IndexRight(ctx, right);
+    index_.IndexRight(ctx, right, left.size());
     Vec out;
     for (size_t i = 0; i < left.size(); ++i) {
       const uint32_t r = index_.Find(left, i);
@@ -342,13 +337,13 @@ class SetOpNode final : public TwoOperandNode {
     absl::MutexLock lock(&mu_);
     if (set_op_ == SetOp::kOr) {
       // "or" is "right unless left", appended to left.
-      index_.IndexRight(ctx, left);
+      index_.IndexRight(ctx, left, right.size());
       for (size_t i = 0; i < right.size(); ++i) {
         if (index_.Find(right, i) == Matcher2::kEnd) left.push_back(std::move(right[i]));
       }
       return left;
     }
-    index_.IndexRight(ctx, right);
+    index_.IndexRight(ctx, right, left.size());
     Vec out;
     for (size_t i = 0; i < left.size(); ++i) {
       uint32_t r = index_.Find(left, i);

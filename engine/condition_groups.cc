@@ -22,7 +22,7 @@ struct Groups {
 // kept between evaluations so that it is not allocated each time.
 Groups GroupElements(const EvalContext& ctx, const Vec& in, KeyInterner& keys,
                      std::vector<uint32_t>& local) {
-  keys.UseStore(ctx.store);
+  keys.Prepare(ctx.store, in.size());
   Groups g;
   g.group_of.resize(in.size());
   for (uint32_t i = 0; i < in.size(); ++i) {
@@ -116,7 +116,7 @@ class AggregationNode final : public GroupingNode {
       Item item;
       item.value = value;
       item.labels = keys_.KeyLabels(groups.key[g]);
-      item.label_source = &keys_;
+      item.label_source = keys_.source();
       item.label_index = groups.key[g];
       item.evidence.more = GroupEvidence(shared, g);
       out.push_back(std::move(item));

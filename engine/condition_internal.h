@@ -76,6 +76,7 @@ class KeyTable {
   uint32_t FindOrAdd(const Labels& labels, bool* added = nullptr);
   uint32_t Find(const Labels& labels) const;
   size_t size() const { return labels_.size(); }
+  void Clear();
 
  private:
   uint64_t Hash(const Labels& labels) const;
@@ -133,6 +134,10 @@ struct Item {
 };
 using Vec = std::vector<Item>;
 
+// A label_source that no pointer can equal (user-space addresses are below 2^56), new on each
+// call: for caches whose indices change meaning when they start over.
+const void* NewLabelSource();
+
 // Gives each distinct key (the labels a LabelSet selects) a small id that stays the same from
 // one evaluation to the next, and remembers the id of each (label_source, label_index): an
 // element whose labels it has seen is keyed by an array lookup, without reading them (they
@@ -140,17 +145,23 @@ using Vec = std::vector<Item>;
 // thread-safe.
 class KeyInterner {
  public:
-  explicit KeyInterner(LabelSet set) : set_(std::move(set)), table_(set_) {}
+  explicit KeyInterner(LabelSet set)
+      : set_(std::move(set)), table_(set_), source_(NewLabelSource()) {}
   KeyInterner(const KeyInterner&) = delete;
   KeyInterner& operator=(const KeyInterner&) = delete;
 
-  // Forgets everything when the store is another one (addresses may be reused).
-  void UseStore(const SeriesStore& store);
+  // Call before an evaluation's first Id(). Forgets the sources when the store is another one
+  // (their places mean other series), and every key when it holds far more keys than an
+  // evaluation uses (`elements`: keys that come and go, such as event label sets, would
+  // otherwise pile up).
+  void Prepare(const SeriesStore& store, size_t elements);
   uint32_t Id(const Item& item);
-  // The key's labels (what the LabelSet selects), stable while the interner lives.
+  // The key's labels (what the LabelSet selects), stable until the interner starts over.
   const std::shared_ptr<const Labels>& KeyLabels(uint32_t id) const { return keys_[id]; }
+  // The label_source of KeyLabels(id) as label_index id; new each time the interner starts
+  // over, so ids of before are never taken for ids of after.
+  const void* source() const { return source_; }
   size_t size() const { return keys_.size(); }
-  const LabelSet& set() const { return set_; }
 
  private:
   const LabelSet set_;
@@ -161,6 +172,7 @@ class KeyInterner {
   const void* last_source_ = nullptr;
   std::vector<uint32_t>* last_ids_ = nullptr;
   uint64_t store_ = ~uint64_t{0};
+  const void* source_;
 };
 
 // Loops that read the labels of many elements call this for element i: labels live apart

@@ -1,6 +1,7 @@
 // Matchers, label keys and printing helpers of the condition language.
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <tuple>
 #include <cmath>
@@ -198,13 +199,33 @@ uint32_t KeyTable::Find(const Labels& labels) const {
   return kNone;
 }
 
-void KeyInterner::UseStore(const SeriesStore& store) {
+const void* NewLabelSource() {
+  static std::atomic<uintptr_t> next{uintptr_t{1} << 56};
+  return reinterpret_cast<const void*>(next.fetch_add(1, std::memory_order_relaxed));
+}
+
+void KeyTable::Clear() {
+  first_.clear();
+  labels_.clear();
+  next_.clear();
+}
+
+void KeyInterner::Prepare(const SeriesStore& store, size_t elements) {
   const uint64_t id = store.generation() >> 32;
-  if (id == store_) return;
-  store_ = id;
-  by_source_.clear();
-  last_source_ = nullptr;
-  last_ids_ = nullptr;
+  if (id != store_) {
+    store_ = id;
+    by_source_.clear();
+    last_source_ = nullptr;
+    last_ids_ = nullptr;
+  }
+  if (keys_.size() > 4 * elements + 4096) {
+    table_.Clear();
+    keys_.clear();
+    by_source_.clear();
+    last_source_ = nullptr;
+    last_ids_ = nullptr;
+    source_ = NewLabelSource();
+  }
 }
 
 uint32_t KeyInterner::Id(const Item& item) {

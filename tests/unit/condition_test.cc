@@ -799,6 +799,40 @@ TEST_F(ConditionEventsTest, CountOverTimeGroupsByKindAndLabels) {
   EXPECT_EQ(joined[0].event_evidence[1].raw, "watchdog");
 }
 
+TEST(ConditionKeys, KeysThatComeAndGoDoNotPileUpOrGetConfused) {
+  // Each tick brings 100 new pids. The left aggregation, keyed by pid, starts its keys over
+  // now and then (it would otherwise keep every pid ever seen); the "unless" above it, which
+  // also sees 5,000 pids that never change, does not start over as often, and must not take
+  // the aggregation's new key numbers for the old ones.
+  SeriesStore store(SeriesStore::Options{.capacity = 4});
+  EventStore events(EventStore::Options{.capacity = 12'000});
+  auto event = [&](const char* kind, int t, int pid) {
+    StoredEvent e;
+    e.kind = kind;
+    e.time_unix_nano = t * kSec;
+    e.labels = {{"pid", std::to_string(pid)}};
+    events.Append(std::move(e));
+  };
+  auto cond = MustParse(
+      "count by (pid) (count_over_time(events{kind=\"a\"}[500ms]))"
+      " unless on(pid) count by (pid) (count_over_time(events{kind=\"b\"}[500ms]))");
+  for (int t = 1; t <= 100; ++t) {
+    for (int p = t * 100; p < t * 100 + 100; ++p) {
+      event("a", t, p);
+      if (p % 2 == 0) event("b", t, p);
+    }
+    for (int p = 1'000'000; p < 1'005'000; ++p) event("b", t, p);
+    std::vector<VectorElement> out = cond->Evaluate(EvalContext{store, &events, nullptr, t * kSec});
+    ASSERT_EQ(out.size(), 50u) << "tick " << t;
+    for (const VectorElement& e : out) {
+      const int pid = std::stoi(Get(e, "pid"));
+      ASSERT_EQ(pid % 2, 1) << "tick " << t;
+      ASSERT_GE(pid, t * 100) << "tick " << t;
+      ASSERT_LT(pid, t * 100 + 100) << "tick " << t;
+    }
+  }
+}
+
 TEST_F(ConditionEventsTest, NoEventStoreYieldsNothing) {
   Event("nccl.call_failed", 1, {{"host", "h1"}});
   auto c = MustParse("count_over_time(events[5m])");
