@@ -1,14 +1,14 @@
 // Rule evaluation at scale: a synthetic pod (hosts x 8 NICs, each NIC with every canonical
 // RDMA/RoCE counter and per-priority PFC, ECN and byte counters: about 100 series a NIC, 1M
-// series for 10,000 NICs), its topology (one leaf per rail, spines), the shipped playbooks
+// series for 11,368 NICs), its topology (one leaf per rail, spines), the shipped playbooks
 // cloned (renamed) up to --playbooks, and the time of one Engine::EvaluateOnce.
 //
-//   build/release/bench/rules_bench [--hosts=1250] [--playbooks=50] [--ticks=10]
+//   build/release/bench/rules_bench [--hosts=1421] [--playbooks=50] [--ticks=21]
 //                                   [--retention=60] [--rules=rules]
 //
-// Prints series, playbooks, ms per evaluation (median, p90, max over --ticks, one core: the
-// engine evaluates on one thread) and memory per series (RSS growth while building the store
-// divided by series). Traffic is quiet except one storming NIC, one flapping link and one
+// Prints series, playbooks, ms per evaluation (median, p90, max over --ticks after the first,
+// which fills caches and is printed apart; one core: the engine evaluates on one thread) and
+// memory per series (RSS growth while building the store divided by series). Traffic is quiet except one storming NIC, one flapping link and one
 // degraded NIC, so the tick also does the work of real diagnoses.
 #include <sys/resource.h>
 
@@ -26,9 +26,9 @@
 #include "common/vocabulary.h"
 #include "engine/engine.h"
 
-ABSL_FLAG(int, hosts, 1250, "hosts (8 NICs each)");
+ABSL_FLAG(int, hosts, 1421, "hosts (8 NICs each; 1421 gives 1.0M series)");
 ABSL_FLAG(int, playbooks, 50, "playbooks: the shipped ones, cloned under new names up to this");
-ABSL_FLAG(int, ticks, 10, "evaluations to time");
+ABSL_FLAG(int, ticks, 21, "evaluations to time (the first, cold, is reported apart)");
 ABSL_FLAG(int, retention, 60, "samples kept per series");
 ABSL_FLAG(int, warmup, 12, "samples appended before timing (fills the rate windows)");
 ABSL_FLAG(std::string, rules, RAILWATCH_SOURCE_DIR "/rules", "shipped rules directory");
@@ -203,13 +203,15 @@ int Main() {
                                                            start)
                      .count());
   }
-  std::vector<double> sorted = ms;
+  // The first evaluation fills the selectors' caches; the steady state is the rest.
+  std::vector<double> sorted(ms.size() > 1 ? ms.begin() + 1 : ms.begin(), ms.end());
   std::sort(sorted.begin(), sorted.end());
   size_t active = 0;
   for (const v1::Diagnosis& d : engine.List()) active += d.state() != v1::DIAGNOSIS_STATE_RESOLVED;
   std::printf("series: %zu\nplaybooks: %zu\nsamples per series: %d (retention)\n",
               store.size(), n_playbooks, absl::GetFlag(FLAGS_retention));
-  std::printf("evaluation ms per tick: median %.1f, p90 %.1f, max %.1f (first %.1f)\n",
+  std::printf("evaluation ms per tick after the first: median %.1f, p90 %.1f, max %.1f; "
+              "first (cold caches) %.1f\n",
               sorted[sorted.size() / 2], sorted[sorted.size() * 9 / 10], sorted.back(), ms[0]);
   std::printf("memory per series: %.0f bytes (RSS %ld -> %ld kB)\n",
               (rss1 - rss0) * 1024.0 / static_cast<double>(store.size()), rss0, rss1);
