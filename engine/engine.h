@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "engine/diagnosis_text.h"
 #include "engine/playbook.h"
 #include "store/event_store.h"
 #include "topology/fabric_map.h"
@@ -162,16 +163,5 @@ class Engine {
   std::thread thread_;
 };
 
-// "Link flap on {{host}}" with labels and value filled in; a label the set lacks becomes
-// "<name?>".
-std::string ExpandTemplate(const std::string& tmpl, const Labels& labels, double value);
-
-// The shell commands of a runbook: the non-empty, non-comment lines of its ```sh / ```bash /
-// ```shell / ```console fenced blocks (a leading "$ " prompt is dropped), in order.
-std::vector<std::string> RunbookCommands(std::string_view markdown);
-
-// "gpu-node-117 mlx5_3 (rail 3, leaf-r3 Ethernet12)" / "leaf-r3 Ethernet12 (to gpu-node-117
-// mlx5_3)": where a culprit is, in words, from its (enriched) labels.
-std::string DescribeLocation(const Labels& labels);
 
 }  // namespace railwatch
