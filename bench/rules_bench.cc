@@ -111,7 +111,7 @@ int Main() {
               name == "fabric_rdma_port_receive_bytes_total") {
             slope = (h == 7 && n == 3) ? 20e9 : 40e9;  // one degraded NIC
           }
-          if (name == "fabric_rdma_port_rate_bits_per_second") slope = 400e9;
+          if (name == "fabric_rdma_port_rate_bytes_per_second") slope = 50e9;
           if (name == "fabric_rdma_port_state") slope = 4;
         } else if (name == "fabric_pfc_pause_frames_total" ||
                    name == "fabric_netdev_priority_transmit_bytes_total" ||

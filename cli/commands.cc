@@ -83,14 +83,14 @@ std::string CulpritText(const v1::Diagnosis& d) {
 int Diagnoses(const CliOptions& o, std::ostream& out, std::ostream& err) {
   v1::ListDiagnosesRequest req;
   if (o.state == "active") {
-    req.add_states(v1::DIAGNOSIS_STATE_PENDING);
-    req.add_states(v1::DIAGNOSIS_STATE_FIRING);
+    req.mutable_filter()->add_states(v1::DIAGNOSIS_STATE_PENDING);
+    req.mutable_filter()->add_states(v1::DIAGNOSIS_STATE_FIRING);
   } else if (o.state == "firing") {
-    req.add_states(v1::DIAGNOSIS_STATE_FIRING);
+    req.mutable_filter()->add_states(v1::DIAGNOSIS_STATE_FIRING);
   } else if (o.state == "pending") {
-    req.add_states(v1::DIAGNOSIS_STATE_PENDING);
+    req.mutable_filter()->add_states(v1::DIAGNOSIS_STATE_PENDING);
   } else if (o.state == "resolved") {
-    req.add_states(v1::DIAGNOSIS_STATE_RESOLVED);
+    req.mutable_filter()->add_states(v1::DIAGNOSIS_STATE_RESOLVED);
   } else if (o.state != "all") {
     err << "railwatch: --state must be one of active, firing, pending, resolved, all\n";
     return kExitUsage;

@@ -118,7 +118,7 @@ void RdmaSysfsCollector::AddDriverCounters(Emitter& emitter, const std::string& 
     const bool gauge = IsDriverGauge(counter);
     uint32_t id = gauge ? emitter.DefineSeries("fabric_rdma_driver_gauge", MetricKind::kGauge,
                                                std::move(series_labels))
-                        : emitter.DefineSeries("fabric_rdma_driver_counter_total",
+                        : emitter.DefineSeries("fabric_rdma_driver_stat_total",
                                                MetricKind::kCounter, std::move(series_labels));
     counters_.push_back({std::move(*file), id, 1, gauge, 0, -1, {}});
   }
@@ -146,7 +146,7 @@ void RdmaSysfsCollector::DiscoverPort(Emitter& emitter, const std::string& devic
   state.physical_state_id =
       emitter.DefineSeries("fabric_rdma_port_physical_state", MetricKind::kGauge, labels);
   state.rate_id =
-      emitter.DefineSeries("fabric_rdma_port_rate_bits_per_second", MetricKind::kGauge, labels);
+      emitter.DefineSeries("fabric_rdma_port_rate_bytes_per_second", MetricKind::kGauge, labels);
 
   // NIC -> netdev: RoCE ports name theirs through the GID table; otherwise the PCI function's.
   std::vector<std::string> netdevs = ReadPortNetdevs(port_dir.string());
@@ -232,7 +232,7 @@ absl::Status RdmaSysfsCollector::ReadPort(Emitter& emitter, const PortState& por
     emitter.Gauge(port.physical_state_id, attr->physical_state, t);
     if (std::optional<double> rate = VerbsRateBitsPerSecond(attr->active_speed,
                                                             attr->active_width)) {
-      emitter.Gauge(port.rate_id, *rate, t);
+      emitter.Gauge(port.rate_id, *rate / 8, t);  // Prometheus base unit: bytes
       return absl::OkStatus();
     }
   } else {
@@ -252,7 +252,7 @@ absl::Status RdmaSysfsCollector::ReadPort(Emitter& emitter, const PortState& por
     absl::StatusOr<std::string> text = ReadSmall(*port.rate_file);
     if (!text.ok()) return text.status();
     if (std::optional<double> rate = ParseRateBitsPerSecond(*text)) {
-      emitter.Gauge(port.rate_id, *rate, t);
+      emitter.Gauge(port.rate_id, *rate / 8, t);  // Prometheus base unit: bytes
     }
   }
   return absl::OkStatus();

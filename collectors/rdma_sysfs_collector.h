@@ -17,7 +17,7 @@ namespace railwatch {
 // Reads <sysfs_root>/class/infiniband/<dev>/:
 //   ports/<n>/{counters,counters_ext,hw_counters}/*  counters; the canonical table
 //       (common/vocabulary.cc) names those it knows, per driver (mlx5, mlx4, bnxt_re, irdma,
-//       efa, hfi1); every other file becomes fabric_rdma_driver_counter_total{counter=...}
+//       efa, hfi1); every other file becomes fabric_rdma_driver_stat_total{counter=...}
 //   hw_counters/*                                  device-wide driver counters
 //   ports/<n>/{state,phys_state,rate,link_layer}   port attributes
 //   fw_ver, board_id, hca_type, node_guid, device -> PCI function (address, driver, NUMA node,

@@ -172,8 +172,8 @@ const std::vector<MetricSpec>& Table() {
       {"fabric_rdma_port_physical_state", G, "",
        "Physical port state: 1 Sleep, 2 Polling, 3 Disabled, 4 PortConfigurationTraining, "
        "5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest.", {}},
-      {"fabric_rdma_port_rate_bits_per_second", G, "bits per second",
-       "Negotiated port rate (speed x width).", {}},
+      {"fabric_rdma_port_rate_bytes_per_second", G, "bytes per second",
+       "Negotiated port rate (speed x width) in bytes per second: 400 Gb/s reads 5e10.", {}},
       {"fabric_rdma_port_info", G, "",
        "Always 1; labels carry the port's link layer and the netdev behind it.", {}},
       {"fabric_rdma_device_info", G, "",
@@ -182,7 +182,7 @@ const std::vector<MetricSpec>& Table() {
       {"fabric_rdma_counter_saturated", G, "",
        "1 while a 4/8/16/32-bit IB PMA counter sits at its maximum (it stops counting until "
        "cleared), 0 after; defined the first time the counter saturates.", {}},
-      {"fabric_rdma_driver_counter_total", C, "",
+      {"fabric_rdma_driver_stat_total", C, "",
        "A counters/ or hw_counters/ file that has no canonical name (label counter).", {}},
       {"fabric_rdma_driver_gauge", G, "",
        "A hw_counters/ file that is a level, not a count (active_qps, watermarks ...).", {}},
@@ -452,6 +452,41 @@ const MetricSpec* FindMetric(std::string_view name) {
   }();
   auto it = index->find(name);
   return it == index->end() ? nullptr : it->second;
+}
+
+std::span<const SelfMetricSpec> AgentSelfMetrics() {
+  using enum MetricKind;
+  static constexpr SelfMetricSpec kSelf[] = {
+      {"railwatch_collector_duration_seconds", kGauge,
+       "How long the agent's last run of this collector took."},
+      {"railwatch_collector_success", kGauge,
+       "1 when the agent's last run of this collector succeeded, 0 when it failed (the agent "
+       "logs why)."},
+      {"railwatch_gnmi_target_connected", kGauge,
+       "1 while the switch agent's Subscribe stream to this gNMI target has delivered a "
+       "response, 0 otherwise."},
+      {"railwatch_gnmi_target_last_update_timestamp_seconds", kGauge,
+       "Unix time of the last response from this gNMI target (0: never)."},
+      {"railwatch_gnmi_target_updates_total", kCounter,
+       "gNMI updates received from this target."},
+      {"railwatch_gnmi_target_errors_total", kCounter,
+       "Errors on this gNMI target's Subscribe stream (connect, TLS, RPC, decode)."},
+      {"railwatch_gnmi_target_reconnects_total", kCounter,
+       "Times the switch agent re-opened its Subscribe stream to this target."},
+      {"railwatch_gnmi_unmapped_leaves_total", kCounter,
+       "gNMI leaves from this target that no path profile maps to a canonical series."},
+      {"railwatch_gnmi_target_dropped_points_total", kCounter,
+       "Points from this target dropped because the agent's buffer was full."},
+  };
+  return kSelf;
+}
+
+std::string_view MetricHelp(std::string_view name) {
+  if (const MetricSpec* spec = FindMetric(name)) return spec->help;
+  for (const SelfMetricSpec& s : AgentSelfMetrics()) {
+    if (s.name == name) return s.help;
+  }
+  return {};
 }
 
 }  // namespace railwatch

@@ -55,4 +55,16 @@ std::span<const MetricSpec> CanonicalMetrics();
 // nullptr when `name` is not canonical.
 const MetricSpec* FindMetric(std::string_view name);
 
+// What agents report about themselves (railwatch_collector_*, railwatch_gnmi_target_*): the
+// daemon stores these like fabric series and exposes them with this help text.
+struct SelfMetricSpec {
+  std::string_view name;
+  MetricKind kind;
+  std::string_view help;
+};
+std::span<const SelfMetricSpec> AgentSelfMetrics();
+
+// The HELP text of a canonical or agent self-metric; empty when `name` is neither.
+std::string_view MetricHelp(std::string_view name);
+
 }  // namespace railwatch

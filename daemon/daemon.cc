@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/text.h"
+#include "daemon/agent_metrics.h"
 #include "daemon/agent_registry.h"
 #include "daemon/ingest_service.h"
 #include "daemon/query_service.h"
@@ -22,16 +23,24 @@
 namespace railwatch {
 namespace {
 
-// Logs every diagnosis transition: the operator's first view, before any alert routing.
+// Logs every diagnosis transition (the operator's first view, before any alert routing) and
+// counts those that fire.
 class LogListener final : public DiagnosisListener {
  public:
+  explicit LogListener(DaemonMetrics& metrics) : metrics_(metrics) {}
   void OnFiring(const v1::Diagnosis& d) override {
+    metrics_.diagnoses_fired
+        .Add({{"playbook", d.playbook()}, {"severity", SeverityName(d.severity())}})
+        .Increment();
     spdlog::warn("FIRING {} [{}] {} (id {}; runbook {})", d.playbook(),
                  SeverityName(d.severity()), d.summary(), d.id(), d.runbook());
   }
   void OnResolved(const v1::Diagnosis& d) override {
     spdlog::info("RESOLVED {} {} (id {})", d.playbook(), d.summary(), d.id());
   }
+
+ private:
+  DaemonMetrics& metrics_;
 };
 
 // Brings store and engine statistics up to date before the registry is scraped.
@@ -87,12 +96,13 @@ struct Daemon::Impl {
   std::unique_ptr<FabricMap> fabric;
   std::unique_ptr<Engine> engine;
   AgentRegistry agents;
-  LogListener log_listener;
+  std::unique_ptr<LogListener> log_listener;
   std::shared_ptr<prometheus::Registry> registry;
   std::unique_ptr<DaemonMetrics> metrics;
   std::shared_ptr<RefreshingRegistry> self_metrics;
   std::shared_ptr<StoreCollectable> fabric_metrics;
   std::shared_ptr<DiagnosisCollectable> diagnosis_metrics;
+  std::shared_ptr<AgentCollectable> agent_metrics;
   std::unique_ptr<prometheus::Exposer> exposer;
   std::unique_ptr<IngestService> ingest;
   std::unique_ptr<QueryService> query;
@@ -151,16 +161,18 @@ absl::Status Daemon::Start() {
   eo.gpu_hour_cost = options_.gpu_hour_cost;
   d.engine = std::make_unique<Engine>(eo, std::move(rules.playbooks), *d.store, clock_,
                                       Engine::Sources{d.events.get(), d.fabric.get()});
-  d.engine->AddListener(&d.log_listener);
 
   // 4. Metrics.
   d.registry = std::make_shared<prometheus::Registry>();
   d.metrics = std::make_unique<DaemonMetrics>(*d.registry);
+  d.log_listener = std::make_unique<LogListener>(*d.metrics);
+  d.engine->AddListener(d.log_listener.get());
   d.metrics->playbooks_loaded.Set(static_cast<double>(enabled));
   d.self_metrics = std::make_shared<RefreshingRegistry>(d.registry, *d.metrics, *d.store,
                                                         *d.engine, d.agents);
   d.fabric_metrics = std::make_shared<StoreCollectable>(*d.store, clock_, options_.stale_after);
   d.diagnosis_metrics = std::make_shared<DiagnosisCollectable>(*d.engine);
+  d.agent_metrics = std::make_shared<AgentCollectable>(d.agents);
   try {
     d.exposer = std::make_unique<prometheus::Exposer>(options_.metrics_listen);
   } catch (const std::exception& e) {
@@ -170,6 +182,7 @@ absl::Status Daemon::Start() {
   d.exposer->RegisterCollectable(d.self_metrics);
   d.exposer->RegisterCollectable(d.fabric_metrics);
   d.exposer->RegisterCollectable(d.diagnosis_metrics);
+  d.exposer->RegisterCollectable(d.agent_metrics);
   std::vector<int> ports = d.exposer->GetListeningPorts();
   metrics_address_ =
       absl::StrCat(HostOf(options_.metrics_listen), ":", ports.empty() ? 0 : ports[0]);

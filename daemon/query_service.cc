@@ -51,7 +51,7 @@ grpc::ServerUnaryReactor* QueryService::ListDiagnoses(grpc::CallbackServerContex
                                                       const v1::ListDiagnosesRequest* request,
                                                       v1::ListDiagnosesResponse* response) {
   for (v1::Diagnosis& d : engine_.List()) {
-    const auto& states = request->states();
+    const auto& states = request->filter().states();
     if (!states.empty() &&
         std::find(states.begin(), states.end(), d.state()) == states.end()) {
       continue;

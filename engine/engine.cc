@@ -132,7 +132,7 @@ void Engine::Run() {
 void Engine::EvaluateOnce() {
   const auto started = std::chrono::steady_clock::now();
   const int64_t now = clock_.NowNanos();
-  std::vector<std::pair<bool, v1::Diagnosis>> transitions;  // (firing?, diagnosis)
+  std::vector<std::pair<Transition, v1::Diagnosis>> transitions;
   std::vector<DiagnosisListener*> listeners;
   {
     absl::MutexLock lock(&mu_);
@@ -143,10 +143,14 @@ void Engine::EvaluateOnce() {
     listeners = listeners_;
   }
   // Listeners run outside the lock so that they may query the engine.
-  for (const auto& [firing, d] : transitions) {
+  for (const auto& [what, d] : transitions) {
     for (DiagnosisListener* l : listeners) {
-      if (firing) l->OnFiring(d);
-      else l->OnResolved(d);
+      switch (what) {
+        case Transition::kPending: l->OnPending(d); break;
+        case Transition::kFiring: l->OnFiring(d); break;
+        case Transition::kResolved: l->OnResolved(d); break;
+        case Transition::kPendingCleared: l->OnPendingCleared(d); break;
+      }
     }
   }
 }
@@ -432,7 +436,7 @@ void Engine::FillRunbook(const Playbook& pb, const Labels& labels, double value,
 }
 
 void Engine::Resolve(const std::string& full_key, int64_t now, const std::string& explained_by,
-                     std::vector<std::pair<bool, v1::Diagnosis>>& transitions) {
+                     std::vector<std::pair<Transition, v1::Diagnosis>>& transitions) {
   auto it = active_.find(full_key);
   if (it == active_.end()) return;
   v1::Diagnosis& d = it->second.diagnosis;
@@ -441,18 +445,21 @@ void Engine::Resolve(const std::string& full_key, int64_t now, const std::string
     d.set_resolved_at_unix_nano(now);
     d.set_last_evaluated_unix_nano(now);
     if (!explained_by.empty()) d.set_explained_by(explained_by);
-    transitions.emplace_back(false, d);
+    transitions.emplace_back(Transition::kResolved, d);
     std::deque<int64_t>& times = incidents_[full_key];
     times.push_back(now);
     if (times.size() > kMaxIncidentTimes) times.pop_front();
     resolved_.push_front(std::move(d));
     if (resolved_.size() > options_.history) resolved_.pop_back();
+  } else {
+    d.set_last_evaluated_unix_nano(now);
+    transitions.emplace_back(Transition::kPendingCleared, std::move(d));
   }
   active_.erase(it);
 }
 
 void Engine::EvaluatePlaybook(const Playbook& pb, int64_t now,
-                              std::vector<std::pair<bool, v1::Diagnosis>>& transitions) {
+                              std::vector<std::pair<Transition, v1::Diagnosis>>& transitions) {
   const std::string prefix = pb.name + '\0';
   absl::flat_hash_set<std::string> seen;
   for (Candidate& c : Candidates(pb, now)) {
@@ -504,7 +511,9 @@ void Engine::EvaluatePlaybook(const Playbook& pb, int64_t now,
         now - d.active_since_unix_nano() >= absl::ToInt64Nanoseconds(pb.for_duration)) {
       d.set_state(v1::DIAGNOSIS_STATE_FIRING);
       d.set_fired_at_unix_nano(now);
-      transitions.emplace_back(true, d);
+      transitions.emplace_back(Transition::kFiring, d);
+    } else if (inserted) {
+      transitions.emplace_back(Transition::kPending, d);
     }
   }
   // Results that no longer hold.

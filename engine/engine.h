@@ -21,13 +21,23 @@
 
 namespace railwatch {
 
-// Told about every diagnosis that starts firing or resolves (Alertmanager, logs, watchers).
+// Told about every diagnosis that starts firing or resolves (Alertmanager, logs, watchers),
+// and, for those who want them, pending diagnoses. Called from the engine's thread after an
+// evaluation, outside the engine's lock: a listener may query the engine, and must not block.
 class DiagnosisListener {
  public:
   virtual ~DiagnosisListener() = default;
   virtual void OnFiring(const v1::Diagnosis& diagnosis) = 0;
   virtual void OnResolved(const v1::Diagnosis& diagnosis) = 0;
+  // A new diagnosis whose condition holds but not yet for the playbook's `for`.
+  virtual void OnPending(const v1::Diagnosis& diagnosis) {}
+  // A pending diagnosis whose condition stopped holding before it fired; it is forgotten
+  // (state stays PENDING in the copy given here).
+  virtual void OnPendingCleared(const v1::Diagnosis& diagnosis) {}
 };
+
+// What happened to a diagnosis in one evaluation.
+enum class Transition { kPending, kFiring, kResolved, kPendingCleared };
 
 // Evaluates playbooks against the series store and event log and keeps the diagnoses they
 // raise.
@@ -120,7 +130,7 @@ class Engine {
 
   void Run();
   void EvaluatePlaybook(const Playbook& pb, int64_t now,
-                        std::vector<std::pair<bool, v1::Diagnosis>>& transitions)
+                        std::vector<std::pair<Transition, v1::Diagnosis>>& transitions)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<Candidate> Candidates(const Playbook& pb, int64_t now) const;
   // The active cause that explains this symptom result, or nullptr.
@@ -130,7 +140,7 @@ class Engine {
   void Attach(Active& cause, const Playbook& symptom, const Candidate& c, int64_t first_seen,
               int64_t now);
   void Resolve(const std::string& full_key, int64_t now, const std::string& explained_by,
-               std::vector<std::pair<bool, v1::Diagnosis>>& transitions)
+               std::vector<std::pair<Transition, v1::Diagnosis>>& transitions)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FillEvidence(const Candidate& c, const Active& a, int64_t now, v1::Diagnosis& d) const;
   void FillBlastRadius(Active& a) const;

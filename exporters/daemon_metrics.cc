@@ -1,5 +1,7 @@
 #include "exporters/daemon_metrics.h"
 
+#include "common/version.h"
+
 namespace railwatch {
 namespace {
 
@@ -30,13 +32,24 @@ DaemonMetrics::DaemonMetrics(prometheus::Registry& r)
       samples_out_of_order(NewCounter(r, "railwatch_store_samples_out_of_order_total",
                                       "Samples dropped because they were not newer than the "
                                       "series' latest.")),
-      counter_resets(NewCounter(r, "railwatch_store_counter_resets_total",
+      counter_resets(NewCounter(r, "railwatch_store_resets_total",
                                 "Counter resets seen (driver reloads, replaced NICs).")),
       rule_evaluations(NewCounter(r, "railwatch_rule_evaluations_total",
                                   "Evaluations of the playbook set.")),
       rule_evaluation_seconds(NewGauge(r, "railwatch_rule_evaluation_duration_seconds",
                                        "Duration of the latest evaluation of all playbooks.")),
-      playbooks_loaded(NewGauge(r, "railwatch_playbooks_loaded", "Enabled playbooks.")) {}
+      playbooks_loaded(NewGauge(r, "railwatch_playbooks_loaded", "Enabled playbooks.")),
+      diagnoses_fired(prometheus::BuildCounter()
+                          .Name("railwatch_diagnoses_fired_total")
+                          .Help("Diagnoses that started firing, by playbook and severity.")
+                          .Register(r)) {
+  prometheus::BuildGauge()
+      .Name("railwatch_build_info")
+      .Help("Always 1; the version label says which railwatchd is running.")
+      .Register(r)
+      .Add({{"version", kVersion}})
+      .Set(1);
+}
 
 void DaemonMetrics::Refresh(const SeriesStore& store, const Engine& engine) {
   absl::MutexLock lock(&mu_);

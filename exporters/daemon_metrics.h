@@ -31,6 +31,8 @@ class DaemonMetrics {
   prometheus::Counter& rule_evaluations;
   prometheus::Gauge& rule_evaluation_seconds;
   prometheus::Gauge& playbooks_loaded;
+  // {playbook, severity}: diagnoses that started firing.
+  prometheus::Family<prometheus::Counter>& diagnoses_fired;
 
   // Copies store and engine statistics into the gauges and counters above.
   void Refresh(const SeriesStore& store, const Engine& engine);

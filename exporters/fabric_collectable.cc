@@ -25,8 +25,8 @@ std::vector<prometheus::MetricFamily> StoreCollectable::Collect() const {
     prometheus::MetricFamily& family = it->second;
     if (inserted) {
       family.name = meta.name;
-      const MetricSpec* spec = FindMetric(meta.name);
-      family.help = spec ? std::string(spec->help) : meta.help;
+      const std::string_view help = MetricHelp(meta.name);
+      family.help = help.empty() ? meta.help : std::string(help);
       family.type = meta.kind == MetricKind::kCounter ? prometheus::MetricType::Counter
                                                       : prometheus::MetricType::Gauge;
     }
@@ -42,12 +42,48 @@ std::vector<prometheus::MetricFamily> StoreCollectable::Collect() const {
   return out;
 }
 
+namespace {
+
+// railwatch_diagnoses{playbook,severity,state}: every enabled playbook, pending and firing,
+// zeros included, so that a dashboard's timeline has a series from the start.
+prometheus::MetricFamily CountByState(const std::vector<v1::Diagnosis>& diagnoses,
+                                      const std::vector<Playbook>& playbooks) {
+  std::map<std::pair<std::string, int>, double> counts;  // (playbook, state)
+  for (const Playbook& pb : playbooks) {
+    if (!pb.enabled) continue;
+    counts[{pb.name, v1::DIAGNOSIS_STATE_PENDING}] = 0;
+    counts[{pb.name, v1::DIAGNOSIS_STATE_FIRING}] = 0;
+  }
+  for (const v1::Diagnosis& d : diagnoses) {
+    if (d.state() == v1::DIAGNOSIS_STATE_PENDING || d.state() == v1::DIAGNOSIS_STATE_FIRING) {
+      counts[{d.playbook(), d.state()}] += 1;
+    }
+  }
+  std::map<std::string, std::string> severity;
+  for (const Playbook& pb : playbooks) severity[pb.name] = SeverityName(pb.severity);
+  prometheus::MetricFamily family;
+  family.name = "railwatch_diagnoses";
+  family.help = "Diagnoses now pending or firing, by playbook, severity and state.";
+  family.type = prometheus::MetricType::Gauge;
+  for (const auto& [key, n] : counts) {
+    prometheus::ClientMetric& m = family.metric.emplace_back();
+    m.label = {{"playbook", key.first},
+               {"severity", severity[key.first]},
+               {"state", key.second == v1::DIAGNOSIS_STATE_FIRING ? "firing" : "pending"}};
+    m.gauge.value = n;
+  }
+  return family;
+}
+
+}  // namespace
+
 std::vector<prometheus::MetricFamily> DiagnosisCollectable::Collect() const {
   prometheus::MetricFamily family;
   family.name = "railwatch_diagnosis_active";
   family.help = "1 for each firing diagnosis, labelled with its playbook, severity and culprit.";
   family.type = prometheus::MetricType::Gauge;
-  for (const v1::Diagnosis& d : engine_.List()) {
+  const std::vector<v1::Diagnosis> diagnoses = engine_.List();
+  for (const v1::Diagnosis& d : diagnoses) {
     if (d.state() != v1::DIAGNOSIS_STATE_FIRING) continue;
     prometheus::ClientMetric& m = family.metric.emplace_back();
     m.label.push_back({"playbook", d.playbook()});
@@ -58,7 +94,7 @@ std::vector<prometheus::MetricFamily> DiagnosisCollectable::Collect() const {
     }
     m.gauge.value = 1;
   }
-  return {std::move(family)};
+  return {std::move(family), CountByState(diagnoses, engine_.playbooks())};
 }
 
 }  // namespace railwatch

@@ -26,5 +26,5 @@ check_scenario straggler_rail --fault=nic_degrade --playbook=straggler_rail --co
 
 scrape "$WORK/m.txt"
 echo "gpu-node-005/mlx5_1 rate on /metrics: $(metric "$WORK/m.txt" \
-  'fabric_rdma_port_rate_bits_per_second{device="mlx5_1",host="gpu-node-005",port="1"}') bit/s"
+  'fabric_rdma_port_rate_bytes_per_second{device="mlx5_1",host="gpu-node-005",port="1"}') bytes/s"
 echo "PASS: scenario straggler_rail"

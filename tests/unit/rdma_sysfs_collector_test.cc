@@ -83,7 +83,7 @@ TEST(RdmaSysfsCollector, ProcfsFixtureMlx5CountersAndHwCounters) {
   // Every hw_counter of this mlx5 has a canonical name; `lifespan` is not a counter at all.
   for (const std::string& name : e.names) {
     EXPECT_EQ(name.find("lifespan"), std::string::npos) << name;
-    EXPECT_EQ(name.find("fabric_rdma_driver_counter_total{counter=\"out_of_sequence\""),
+    EXPECT_EQ(name.find("fabric_rdma_driver_stat_total{counter=\"out_of_sequence\""),
               std::string::npos);
   }
 
@@ -91,8 +91,8 @@ TEST(RdmaSysfsCollector, ProcfsFixtureMlx5CountersAndHwCounters) {
   // "25 Gb/sec (1X EDR)".
   EXPECT_EQ(e.GetGauge(Key("fabric_rdma_port_state", "mlx5_0", "1")), 4.0);
   EXPECT_EQ(e.GetGauge(Key("fabric_rdma_port_physical_state", "mlx5_0", "1")), 4.0);
-  EXPECT_EQ(e.GetGauge(Key("fabric_rdma_port_rate_bits_per_second", "mlx5_0", "1")), 25e9);
-  EXPECT_EQ(e.GetGauge(Key("fabric_rdma_port_rate_bits_per_second", "mlx4_0", "1")), 40e9);
+  EXPECT_EQ(e.GetGauge(Key("fabric_rdma_port_rate_bytes_per_second", "mlx5_0", "1")), 25e9 / 8);
+  EXPECT_EQ(e.GetGauge(Key("fabric_rdma_port_rate_bytes_per_second", "mlx4_0", "1")), 40e9 / 8);
   // Device info, node_guid without its trailing newline; link layer despite mlx4 port 2's
   // extra blank line.
   EXPECT_EQ(e.GetGauge("fabric_rdma_device_info{board_id=\"SM_2001000001034\",device=\"mlx5_0\","
@@ -115,7 +115,7 @@ TEST(RdmaSysfsCollector, NodeExporterFixtureNoPmaIsAbsentAndCountersExtWins) {
     if (name.find("device=\"i40iw0\"") == std::string::npos) continue;
     EXPECT_EQ(name.find("_total"), std::string::npos) << name;
   }
-  EXPECT_EQ(e.GetGauge(Key("fabric_rdma_port_rate_bits_per_second", "i40iw0", "1")), 10e9);
+  EXPECT_EQ(e.GetGauge(Key("fabric_rdma_port_rate_bytes_per_second", "i40iw0", "1")), 10e9 / 8);
   EXPECT_EQ(e.GetGauge(Key("fabric_rdma_port_state", "i40iw0", "1")), 4.0);
   // mlx4 port 2: counters/port_xmit_data reads 0 but counters_ext/port_xmit_data_64 has the
   // real 64-bit value, which is preferred.
@@ -275,14 +275,15 @@ TEST(RdmaSysfsCollector, DriversWithoutPmaCountersMapToCanonicalNames) {
   EXPECT_EQ(e.Get(Key("fabric_rdma_transport_retries_exceeded_total", "bnxt_re0", "1")), 2u);
   EXPECT_EQ(e.Get(Key("fabric_rdma_local_ack_timeout_errors_total", "bnxt_re0", "1")), 9u);
   EXPECT_EQ(e.Get(Key("fabric_rdma_out_of_sequence_total", "bnxt_re0", "1")), 11u);
-  EXPECT_EQ(e.Get("fabric_rdma_driver_counter_total{counter=\"res_rx_pci_err\","
+  EXPECT_EQ(e.Get("fabric_rdma_driver_stat_total{counter=\"res_rx_pci_err\","
                   "device=\"bnxt_re0\",port=\"1\"}"),
             1u);
   EXPECT_EQ(e.GetGauge("fabric_rdma_driver_gauge{counter=\"active_qps\",device=\"bnxt_re0\","
                        "port=\"1\"}"),
             128.0);
   EXPECT_EQ(e.GetGauge(Key("fabric_rdma_port_physical_state", "bnxt_re0", "1")), 5.0);
-  EXPECT_EQ(e.GetGauge(Key("fabric_rdma_port_rate_bits_per_second", "bnxt_re0", "1")), 200e9);
+  EXPECT_EQ(e.GetGauge(Key("fabric_rdma_port_rate_bytes_per_second", "bnxt_re0", "1")),
+            200e9 / 8);
   // NIC -> netdev through the GID table (de-duplicated), PCI address, driver, NUMA node.
   EXPECT_EQ(e.GetGauge("fabric_rdma_port_info{device=\"bnxt_re0\",link_layer=\"Ethernet\","
                        "netdev=\"ens1f0np0\",port=\"1\"}"),
@@ -303,13 +304,13 @@ TEST(RdmaSysfsCollector, DriversWithoutPmaCountersMapToCanonicalNames) {
   EXPECT_EQ(e.Get(Key("fabric_roce_cnp_sent_total", "irdma0", "1")), 77u);
   EXPECT_EQ(e.Get(Key("fabric_roce_ecn_marked_packets_total", "irdma0", "1")), 88u);
   EXPECT_EQ(e.Get(Key("fabric_rdma_out_of_sequence_total", "irdma0", "1")), 3u);
-  EXPECT_EQ(e.Get("fabric_rdma_driver_counter_total{counter=\"ip4InOctets\","
+  EXPECT_EQ(e.Get("fabric_rdma_driver_stat_total{counter=\"ip4InOctets\","
                   "device=\"irdma0\",port=\"1\"}"),
             123u);
 
   EXPECT_EQ(e.Get(Key("fabric_rdma_retransmitted_packets_total", "rdmap16s27", "1")), 15u);
   EXPECT_EQ(e.Get(Key("fabric_rdma_unresponsive_remote_events_total", "rdmap16s27", "1")), 1u);
-  EXPECT_EQ(e.Get("fabric_rdma_driver_counter_total{counter=\"submitted_cmds\","
+  EXPECT_EQ(e.Get("fabric_rdma_driver_stat_total{counter=\"submitted_cmds\","
                   "device=\"rdmap16s27\"}"),
             900u);
 
@@ -355,7 +356,8 @@ TEST(RdmaSysfsCollector, PortGoingDownIsSeenEveryCycle) {
   RecordingEmitter e;
   ASSERT_TRUE(c.Collect(e).ok());
   EXPECT_EQ(e.GetGauge(Key("fabric_rdma_port_state", "mlx5_3", "1")), 4.0);
-  EXPECT_EQ(e.GetGauge(Key("fabric_rdma_port_rate_bits_per_second", "mlx5_3", "1")), 400e9);
+  EXPECT_EQ(e.GetGauge(Key("fabric_rdma_port_rate_bytes_per_second", "mlx5_3", "1")),
+            400e9 / 8);
 
   const std::string port = absl::StrCat(dir.path(), "/class/infiniband/mlx5_3/ports/1");
   Overwrite(port + "/state", "1: DOWN\n");
@@ -365,7 +367,8 @@ TEST(RdmaSysfsCollector, PortGoingDownIsSeenEveryCycle) {
   ASSERT_TRUE(c.Collect(e).ok());
   EXPECT_EQ(e.GetGauge(Key("fabric_rdma_port_state", "mlx5_3", "1")), 1.0);
   EXPECT_EQ(e.GetGauge(Key("fabric_rdma_port_physical_state", "mlx5_3", "1")), 3.0);
-  EXPECT_EQ(e.GetGauge(Key("fabric_rdma_port_rate_bits_per_second", "mlx5_3", "1")), 200e9);
+  EXPECT_EQ(e.GetGauge(Key("fabric_rdma_port_rate_bytes_per_second", "mlx5_3", "1")),
+            200e9 / 8);
 }
 
 TEST(RdmaAttributes, ParsesStatesAndRates) {

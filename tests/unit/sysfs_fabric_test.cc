@@ -105,13 +105,13 @@ TEST(SysfsFabric, TreeReadsLikeARealHostToTheRdmaCollector) {
     EXPECT_NE(name.find("driver=\"mlx5_core\""), std::string::npos) << name;
   }
   EXPECT_TRUE(found_device);
-  EXPECT_EQ(e.GetGauge("fabric_rdma_port_rate_bits_per_second{device=\"mlx5_0\",port=\"1\"}"),
-            400e9);
+  EXPECT_EQ(e.GetGauge("fabric_rdma_port_rate_bytes_per_second{device=\"mlx5_0\",port=\"1\"}"),
+            400e9 / 8);
   // Every simulated counter has a canonical name except the one mlx5 counter the table leaves
   // to the driver group (rx_icrc_encapsulated).
   size_t driver_counters = 0;
   for (const std::string& name : e.names) {
-    if (name.rfind("fabric_rdma_driver_counter_total{", 0) == 0) ++driver_counters;
+    if (name.rfind("fabric_rdma_driver_stat_total{", 0) == 0) ++driver_counters;
   }
   EXPECT_EQ(driver_counters, 8u);
 }
