@@ -14,6 +14,7 @@
 #include "engine/engine.h"
 #include "exporters/daemon_metrics.h"
 #include "exporters/fabric_collectable.h"
+#include "exporters/topology_collectable.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "prometheus/exposer.h"
@@ -103,6 +104,8 @@ struct Daemon::Impl {
   std::shared_ptr<StoreCollectable> fabric_metrics;
   std::shared_ptr<DiagnosisCollectable> diagnosis_metrics;
   std::shared_ptr<AgentCollectable> agent_metrics;
+  std::shared_ptr<TopologyCollectable> topology_metrics;  // info series for dashboards
+  std::shared_ptr<NcclTestsCollectable> nccl_tests_metrics;
   std::unique_ptr<prometheus::Exposer> exposer;
   std::unique_ptr<IngestService> ingest;
   std::unique_ptr<QueryService> query;
@@ -173,6 +176,8 @@ absl::Status Daemon::Start() {
   d.fabric_metrics = std::make_shared<StoreCollectable>(*d.store, clock_, options_.stale_after);
   d.diagnosis_metrics = std::make_shared<DiagnosisCollectable>(*d.engine);
   d.agent_metrics = std::make_shared<AgentCollectable>(d.agents);
+  d.topology_metrics = std::make_shared<TopologyCollectable>(d.topology, d.jobs);
+  d.nccl_tests_metrics = std::make_shared<NcclTestsCollectable>(*d.events);
   try {
     d.exposer = std::make_unique<prometheus::Exposer>(options_.metrics_listen);
   } catch (const std::exception& e) {
@@ -183,6 +188,8 @@ absl::Status Daemon::Start() {
   d.exposer->RegisterCollectable(d.fabric_metrics);
   d.exposer->RegisterCollectable(d.diagnosis_metrics);
   d.exposer->RegisterCollectable(d.agent_metrics);
+  d.exposer->RegisterCollectable(d.topology_metrics);
+  d.exposer->RegisterCollectable(d.nccl_tests_metrics);
   std::vector<int> ports = d.exposer->GetListeningPorts();
   metrics_address_ =
       absl::StrCat(HostOf(options_.metrics_listen), ":", ports.empty() ? 0 : ports[0]);
