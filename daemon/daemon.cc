@@ -9,6 +9,7 @@
 #include "common/text.h"
 #include "daemon/agent_metrics.h"
 #include "daemon/agent_registry.h"
+#include "daemon/alertmanager.h"
 #include "daemon/ingest_service.h"
 #include "daemon/query_service.h"
 #include "engine/engine.h"
@@ -98,6 +99,7 @@ struct Daemon::Impl {
   std::unique_ptr<Engine> engine;
   AgentRegistry agents;
   std::unique_ptr<LogListener> log_listener;
+  std::unique_ptr<AlertmanagerNotifier> alertmanager;  // null without --alertmanager_url
   std::shared_ptr<prometheus::Registry> registry;
   std::unique_ptr<DaemonMetrics> metrics;
   std::shared_ptr<RefreshingRegistry> self_metrics;
@@ -170,6 +172,24 @@ absl::Status Daemon::Start() {
   d.metrics = std::make_unique<DaemonMetrics>(*d.registry);
   d.log_listener = std::make_unique<LogListener>(*d.metrics);
   d.engine->AddListener(d.log_listener.get());
+  if (!options_.alertmanager_urls.empty()) {
+    if (absl::Status s = AlertmanagerNotifier::ValidateUrls(options_.alertmanager_urls); !s.ok()) {
+      return s;
+    }
+    AlertmanagerNotifier::Options ao;
+    ao.urls = options_.alertmanager_urls;
+    ao.resend_interval = options_.alertmanager_resend_interval;
+    ao.timeout = options_.alertmanager_timeout;
+    ao.format.cluster = options_.cluster;
+    ao.format.external_url = options_.external_url;
+    ao.format.runbook_url_base = options_.runbook_url_base;
+    const Engine* engine = d.engine.get();
+    d.alertmanager = std::make_unique<AlertmanagerNotifier>(
+        std::move(ao), AlertmanagerNotifier::Deps{
+                           clock_, *d.registry, d.fabric.get(),
+                           [engine](const std::string& id) { return engine->Get(id); }, nullptr});
+    d.engine->AddListener(d.alertmanager.get());
+  }
   d.metrics->playbooks_loaded.Set(static_cast<double>(enabled));
   d.self_metrics = std::make_shared<RefreshingRegistry>(d.registry, *d.metrics, *d.store,
                                                         *d.engine, d.agents);
@@ -223,7 +243,8 @@ absl::Status Daemon::Start() {
   }
   grpc_address_ = absl::StrCat(HostOf(options_.grpc_listen), ":", grpc_port);
 
-  // 6. Evaluate.
+  // 6. Evaluate (and tell Alertmanager).
+  if (d.alertmanager) d.alertmanager->Start();
   d.engine->Start();
 
   spdlog::info("railwatchd ready: gRPC on {}, /metrics on http://{}/metrics, {} playbooks",
@@ -244,6 +265,9 @@ void Daemon::Stop() {
     spdlog::debug("gRPC server shut down");
     d.server.reset();
   }
+  // The notifier first: its last attempt sends what is queued, and the engine's callbacks
+  // after that are ignored (the notifier outlives the engine's thread either way).
+  if (d.alertmanager) d.alertmanager->Stop();
   if (d.engine) d.engine->Stop();
   spdlog::debug("engine stopped");
   d.exposer.reset();

@@ -25,6 +25,17 @@ struct DaemonOptions {
   size_t event_capacity = 100'000;
   // Written once both listeners are up: {"grpc": "host:port", "metrics": "host:port"}.
   std::string ready_file;
+  // Alertmanager base URLs (each gets POST /api/v2/alerts); empty: no alerts are sent.
+  // docs/ALERTING.md.
+  std::vector<std::string> alertmanager_urls;
+  absl::Duration alertmanager_resend_interval = absl::Minutes(1);
+  absl::Duration alertmanager_timeout = absl::Seconds(10);
+  // Label cluster= on every alert; empty: none.
+  std::string cluster;
+  // Where people reach this daemon's diagnoses: alerts link to <external_url>/diagnoses/<id>.
+  std::string external_url;
+  // Alerts' runbook_url: <runbook_url_base>/<runbook file name>; empty: the runbook's path.
+  std::string runbook_url_base;
 };
 
 // railwatchd: wires the series store, rules engine, exporters and gRPC services together.

@@ -7,6 +7,7 @@
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
 #include "common/logging.h"
@@ -34,6 +35,20 @@ ABSL_FLAG(double, gpu_hour_cost, 30,
           "what one GPU-hour costs (fully loaded), for the blast radius' $/minute");
 ABSL_FLAG(int, event_capacity, 100000, "events kept in memory for playbooks and queries");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn or error");
+ABSL_FLAG(std::string, alertmanager_url, "",
+          "comma-separated Alertmanager base URLs (list every member of an HA cluster), e.g. "
+          "http://am-0:9093,http://am-1:9093; alerts are POSTed to <url>/api/v2/alerts. "
+          "Empty: no alerts (docs/ALERTING.md)");
+ABSL_FLAG(absl::Duration, alertmanager_resend_interval, absl::Minutes(1),
+          "re-send every firing alert this often (its endsAt is 4 times this ahead)");
+ABSL_FLAG(absl::Duration, alertmanager_timeout, absl::Seconds(10),
+          "timeout of one POST to an Alertmanager");
+ABSL_FLAG(std::string, cluster, "", "label cluster=<this> on every alert (empty: none)");
+ABSL_FLAG(std::string, external_url, "",
+          "URL people use to reach railwatch; alerts' generatorURL is <this>/diagnoses/<id>");
+ABSL_FLAG(std::string, runbook_url_base, "",
+          "alerts' runbook_url is <this>/<runbook file name> (e.g. your wiki or the repository's "
+          "rules/runbooks on a web server); empty: the runbook's path as the playbook names it");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -67,6 +82,16 @@ int main(int argc, char** argv) {
   options.topology = absl::GetFlag(FLAGS_topology);
   options.gpu_hour_cost = absl::GetFlag(FLAGS_gpu_hour_cost);
   options.event_capacity = static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_event_capacity)));
+  for (absl::string_view url :
+       absl::StrSplit(absl::GetFlag(FLAGS_alertmanager_url), ',', absl::SkipWhitespace())) {
+    options.alertmanager_urls.emplace_back(absl::StripAsciiWhitespace(url));
+  }
+  options.alertmanager_resend_interval =
+      std::max(absl::Seconds(1), absl::GetFlag(FLAGS_alertmanager_resend_interval));
+  options.alertmanager_timeout = absl::GetFlag(FLAGS_alertmanager_timeout);
+  options.cluster = absl::GetFlag(FLAGS_cluster);
+  options.external_url = absl::GetFlag(FLAGS_external_url);
+  options.runbook_url_base = absl::GetFlag(FLAGS_runbook_url_base);
 
 
   railwatch::Daemon daemon(options);
