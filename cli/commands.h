@@ -4,24 +4,62 @@
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+
 namespace railwatch {
 
-// Exit codes that scripts can rely on.
+// Exit codes that scripts can rely on (docs/CLI.md).
 enum ExitCode : int {
   kExitOk = 0,
   kExitError = 1,        // the request failed for another reason
-  kExitUsage = 2,        // bad command line
-  kExitUnavailable = 3,  // the daemon could not be reached
+  kExitUsage = 2,        // bad command line (flags, arguments, unreadable TLS files)
+  kExitUnavailable = 3,  // the daemon could not be reached (or the TLS handshake failed)
   kExitNotFound = 4,     // the thing asked for does not exist
-  kExitInvalid = 5,      // input (such as a rules file) is invalid
+  kExitInvalid = 5,      // input (such as a rules file or a query) is invalid
+};
+
+// How to reach railwatchd over TLS. Any of the files implies TLS.
+struct TlsOptions {
+  bool enabled = false;
+  std::string ca_file;      // trust this CA; empty: the system roots
+  std::string cert_file;    // client certificate (mTLS), with key_file
+  std::string key_file;
+  std::string server_name;  // the name checked against the server's certificate
 };
 
 struct CliOptions {
   std::string server = "127.0.0.1:9740";
+  TlsOptions tls;
+  double timeout_seconds = 5;
   bool json = false;
   bool markdown = false;  // metrics: Markdown (docs/METRICS.md) instead of a table
-  double timeout_seconds = 5;
-  std::string state = "active";  // diagnoses: active (pending+firing), firing, resolved, all
+
+  // diagnoses and watch: which diagnoses.
+  std::string state = "active";  // active (pending+firing), firing, pending, resolved, all
+  std::string severity;          // comma-separated: critical,warning,info
+  std::string playbook;          // comma-separated names
+  std::string host;
+  std::string switch_name;
+  std::string since;             // 1h (that long ago) or RFC 3339
+  // diagnoses: at most this many (0: all); top: rows (default 10); series: series.
+  // -1: the command's default.
+  int limit = -1;
+
+  bool runbook = false;    // explain: print the full runbook text
+  bool reconnect = false;  // watch: reconnect with capped backoff instead of exiting
+  // watch --reconnect: the first delay; it grows x1.6 up to reconnect_max, jittered.
+  absl::Duration reconnect_initial = absl::Milliseconds(500);
+  absl::Duration reconnect_max = absl::Seconds(30);
+  // watch: notified on SIGINT/SIGTERM (main) or by a test; cancels the stream, exit 0.
+  absl::Notification* interrupt = nullptr;
+
+  std::string window = "1m";  // top: the rate window
+  std::string range;          // series: how far back (default 5m), or --start/--end
+  std::string start;
+  std::string end;
+  bool jobs = false;  // topology: the jobs only
+
   // gnmi decode
   std::string gnmi_format = "auto";
   std::string gnmi_profile;
@@ -31,11 +69,15 @@ struct CliOptions {
 };
 
 // Runs one command (args[0] is the command name); writes results to `out` and problems to
-// `err`; returns an ExitCode.
+// `err`; returns an ExitCode. "--help" or "-h" among the args prints the command's usage.
 int RunCommand(const std::vector<std::string>& args, const CliOptions& options, std::ostream& out,
                std::ostream& err);
 
-// Help text for `railwatch help` and usage errors.
+// Help text for `railwatch help` and usage errors: every command in a line or two.
 std::string CommandHelp();
+
+// One command's usage, flags and an example (`railwatch help COMMAND`, `COMMAND --help`);
+// empty for an unknown command.
+std::string CommandUsage(const std::string& command);
 
 }  // namespace railwatch
