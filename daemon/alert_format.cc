@@ -1,6 +1,7 @@
 #include "daemon/alert_format.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 
 #include "absl/strings/match.h"
@@ -129,7 +130,8 @@ std::string FormatBlastRadius(const v1::BlastRadius& b) {
 
 std::string FormatCostPerMinute(double dollars) {
   if (!(dollars > 0)) return "";
-  if (dollars >= 10) return absl::StrFormat("$%.0f/min", dollars);
+  // Cents only where they say something: "$8/min", "$512/min", "$7.50/min".
+  if (dollars >= 10 || dollars == std::floor(dollars)) return absl::StrFormat("$%.0f/min", dollars);
   return absl::StrFormat("$%.2f/min", dollars);
 }
 

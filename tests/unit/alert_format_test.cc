@@ -208,6 +208,8 @@ TEST(AlertAnnotationsTest, BlastRadiusAndCostWording) {
   EXPECT_EQ(FormatBlastRadius(b),
             "host: 1 host, job a (8 GPUs), job b (8 GPUs), job c (8 GPUs), 2 more job(s)");
   EXPECT_EQ(FormatCostPerMinute(512), "$512/min");
+  EXPECT_EQ(FormatCostPerMinute(8), "$8/min");
+  EXPECT_EQ(FormatCostPerMinute(7.5), "$7.50/min");
   EXPECT_EQ(FormatCostPerMinute(0.5), "$0.50/min");
   EXPECT_EQ(FormatCostPerMinute(0), "");
 }

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# railwatchd -> the real Alertmanager -> a webhook the test runs, on the simulated fabric.
+#
+# Alertmanager (prometheus-alertmanager, no gossip) runs the shipped route example
+# (deploy/alertmanager/alertmanager.yml) with its receivers pointed at the webhook
+# (/pager, /chat) and short group timers. railwatchd gets --alertmanager_url and the shipped
+# playbooks plus an override file (alertmanager_check.py rules-override).
+#
+# Two faults on one 4 hosts x 4 NICs fabric, one job:
+#  (a) gpu-node-003/mlx5_2 storms PFC from 15 s for 12 s: the pager gets a firing pfc_storm
+#      naming the host, device, leaf and rail, with summary, runbook URL, first steps with the
+#      host filled in, blast radius and cost; when the storm stops (keep_firing_for shortened
+#      to 5 s) it gets the resolve.
+#  (b) gpu-node-002/mlx5_1 port 1 flaps every 2 s for 40 s: "every 30 s for 10 minutes" with
+#      time compressed 15 times, the link_flap playbook's 5m windows and keep_firing_for 5m
+#      scaled the same way (20 s). The pager must get at most 2 notifications for it (one
+#      firing, at most one resolved) and at least 1; the test waits for the resolve.
+# Prints the figures: notifications per incident, delay from injection to the webhook.
+set -euo pipefail
+
+BUILD=${1:?usage: alertmanager_e2e.sh BUILD_DIR}
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+# shellcheck source=scenario_lib.sh
+source "$(dirname "$0")/scenario_lib.sh"
+PY=/usr/bin/python3
+AMCHECK=$SRC/tests/e2e/alertmanager_check.py
+NOTES=$WORK/notifications.jsonl
+
+command -v prometheus-alertmanager >/dev/null ||
+  fail "prometheus-alertmanager is not installed (scripts/install-deps)"
+
+# 1. The webhook receiver, on a port the OS picks.
+"$PY" "$SRC/tests/e2e/webhook_receiver.py" --out="$NOTES" --port_file="$WORK/webhook.port" \
+  >"$WORK/webhook.log" 2>&1 &
+PIDS+=($!)
+wait_for 10 "the webhook receiver" test -s "$WORK/webhook.port"
+WEBHOOK="http://127.0.0.1:$(cat "$WORK/webhook.port")"
+
+# 2. Alertmanager. Its web listener takes no port 0: a free port from the OS, just released.
+AM_PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+AM="http://127.0.0.1:$AM_PORT"
+"$PY" "$AMCHECK" am-config "$SRC/deploy/alertmanager/alertmanager.yml" "$WORK/am.yml" "$WEBHOOK"
+mkdir -p "$WORK/am-data"
+prometheus-alertmanager --config.file="$WORK/am.yml" --storage.path="$WORK/am-data" \
+  --web.listen-address="127.0.0.1:$AM_PORT" --cluster.listen-address= \
+  >"$WORK/alertmanager.log" 2>&1 &
+PIDS+=($!)
+wait_for 20 "Alertmanager ready on $AM" curl -fsS "$AM/-/ready"
+
+# 3. The fabric, both faults at 15 s (the agents are up by then).
+FLAPS=()
+for t in $(seq 15 2 53); do FLAPS+=("--flap=gpu-node-002/mlx5_1/1@${t}s"); done
+start_fabric 4 4 1 --job=train:1-4 --pfc_storm=gpu-node-003/mlx5_2@15s --pfc_storm_for=12s \
+  "${FLAPS[@]}"
+
+# 4. railwatchd posting to Alertmanager every 2 s (endsAt 8 s ahead).
+"$PY" "$AMCHECK" rules-override "$SRC/rules/link-flap.yaml" "$WORK/override.yaml" --scale=15
+"$DAEMON" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --rules="$SRC/rules,$WORK/override.yaml" \
+  --topology="$WORK/topology.yaml" --ready_file="$WORK/ready.json" \
+  --alertmanager_url="$AM" --alertmanager_resend_interval=2s --alertmanager_timeout=5s \
+  --cluster=e2e --external_url=http://railwatch.example \
+  --runbook_url_base=https://runbooks.example/railwatch >"$WORK/daemon.log" 2>&1 &
+DAEMON_PID=$!
+PIDS+=("$DAEMON_PID")
+wait_for 30 "daemon ready file" test -s "$WORK/ready.json"
+GRPC=$(json_field "$WORK/ready.json" grpc)
+METRICS=$(json_field "$WORK/ready.json" metrics)
+start_agents
+fault_not_yet pfc_storm
+fault_not_yet link_flap
+
+notified() { "$PY" "$AMCHECK" has "$NOTES" --path=/pager --alertname="$1" --status="$2"; }
+
+# (a) The storm's page, then its resolve.
+wait_for 45 "a firing pfc_storm notification at the pager" notified pfc_storm firing
+"$PY" "$AMCHECK" storm "$NOTES" "$WORK/truth.jsonl" --path=/pager \
+  --expect=alertname=pfc_storm --expect=playbook=pfc_storm --expect=severity=critical \
+  --expect=host=gpu-node-003 --expect=device=mlx5_2 --expect=switch=leaf-r2 --expect=rail=2 \
+  --expect=job=train --expect=cluster=e2e || fail "the pfc_storm notification (above)"
+# The shipped route sends critical alerts to the pager and (continue: true) to chat.
+wait_for 10 "pfc_storm at the chat receiver too" \
+  "$PY" "$AMCHECK" has "$NOTES" --path=/chat --alertname=pfc_storm --status=firing
+wait_for 40 "the resolved pfc_storm notification" notified pfc_storm resolved
+echo "PASS: pfc_storm paged with its culprit, runbook, first steps, blast radius and cost; resolved"
+
+# (b) The flapping link: wait for its resolve (last flap at 53 s + 20 s window + 20 s
+# keep_firing_for + group_interval), then a few more group intervals for anything extra.
+wait_for 90 "the resolved link_flap notification" notified link_flap resolved
+sleep 6
+"$PY" "$AMCHECK" flap "$NOTES" "$WORK/truth.jsonl" --path=/pager ||
+  fail "the flapping link's notifications (above)"
+
+echo "notifications at the pager:"
+"$PY" "$AMCHECK" timeline "$NOTES" "$WORK/truth.jsonl" --path=/pager
+
+# railwatchd's own account of it.
+scrape "$WORK/m.txt"
+for s in "railwatch_alertmanager_posts_total{alertmanager=\"$AM\",result=\"ok\"}" \
+         "railwatch_alertmanager_alerts_sent_total{alertmanager=\"$AM\"}"; do
+  v=$(metric "$WORK/m.txt" "$s")
+  awk -v v="$v" 'BEGIN { exit !(v != "" && v + 0 > 0) }' || fail "$s is '$v'"
+  echo "$s $v"
+done
+[ "$(metric "$WORK/m.txt" railwatch_alertmanager_dropped_total)" = 0 ] ||
+  fail "railwatch_alertmanager_dropped_total is not 0"
+errors=$(metric "$WORK/m.txt" "railwatch_alertmanager_posts_total{alertmanager=\"$AM\",result=\"error\"}")
+[ "$errors" = 0 ] || fail "posts to Alertmanager failed: $errors"
+echo "PASS: alertmanager e2e ($(wc -l <"$NOTES") notifications received in all)"
