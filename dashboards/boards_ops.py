@@ -195,10 +195,10 @@ def railwatch_self():
                     target(f"60 * sum({rate('railwatch_alertmanager_dropped_total')})",
                            "dropped")], unit="short", width=8),
         timeseries("Alertmanager queue and last success", "Alerts waiting to be posted, and "
-                   "seconds since the last successful post to each Alertmanager. No data: no "
-                   "Alertmanager.",
+                   "seconds since the last successful post to each Alertmanager (no line: "
+                   "none yet). No data at all: no Alertmanager.",
                    [target("railwatch_alertmanager_queue_length", "queued"),
-                    target("time() - railwatch_alertmanager_last_success_timestamp_seconds",
+                    target("time() - (railwatch_alertmanager_last_success_timestamp_seconds > 0)",
                            "{{alertmanager}} s since success")], unit="short", width=8),
         row("Build"),
         table("railwatchd build", "The version of the railwatchd Prometheus scrapes.",
