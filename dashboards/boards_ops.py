@@ -173,7 +173,7 @@ def railwatch_self():
                            f"{rate('railwatch_gnmi_unmapped_leaves_total')})",
                            "{{target}} unmapped")], unit="short", width=24),
         row("Rules and store"),
-        timeseries("Rule evaluation", "Duration of the latest evaluation of all playbooks, "
+        timeseries("Rule evaluation time and rate", "Duration of the latest evaluation of all playbooks, "
                    "and evaluations per second (the tick plus evaluations on arrival).",
                    [target("railwatch_rule_evaluation_duration_seconds", "duration"),
                     target(f"{rate('railwatch_rule_evaluations_total')}", "evaluations/s")],

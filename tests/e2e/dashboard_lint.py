@@ -4,7 +4,7 @@
 - each file parses, has a uid (unique across files), a title and schemaVersion >= 37;
 - a `datasource` variable of type datasource (query prometheus), and every panel and query
   takes its data source from it, so the dashboards import into any Grafana;
-- panel ids are unique, panels fit the 24-column grid and do not overlap;
+- panel ids and titles are unique, panels fit the 24-column grid and do not overlap;
 - every panel but rows has queries; every query has an expr and a unique refId;
 - every variable used (queries, titles, variable queries, repeats) is defined or Grafana's own,
   and a repeat names a multi-value variable;
@@ -85,6 +85,11 @@ def lint_dashboard(name, d, problems):
             check_vars(where, q)
 
     ids = set()
+    titles = set()
+    for p in dm.query_panels(d):
+        if p.get("title") in titles:
+            problems.append(f"{name}: two panels titled {p.get('title')!r}")
+        titles.add(p.get("title"))
     for p in dm.panels(d):
         where = f"{name}: panel {p.get('id')} {p.get('title')!r}"
         if p.get("id") in ids or not isinstance(p.get("id"), int):
