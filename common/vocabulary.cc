@@ -477,6 +477,26 @@ std::span<const SelfMetricSpec> AgentSelfMetrics() {
        "gNMI leaves from this target that no path profile maps to a canonical series."},
       {"railwatch_gnmi_target_dropped_points_total", kCounter,
        "Points from this target dropped because the agent's buffer was full."},
+      // The host agent's log tailer and parsers (docs/LOG_TAILING.md).
+      {"railwatch_log_lines_total", kCounter, "Log lines handed to the parser, per log pattern."},
+      {"railwatch_log_events_total", kCounter, "Events parsed from the log, per log pattern."},
+      {"railwatch_log_lines_malformed_total", kCounter,
+       "Log lines that looked like a known format but did not parse."},
+      {"railwatch_log_lines_unparsed_total", kCounter,
+       "Log lines that gave no event (unknown and malformed)."},
+      {"railwatch_log_tailer_bytes_total", kCounter, "Bytes the log tailer read."},
+      {"railwatch_log_tailer_rotations_total", kCounter,
+       "Followed log files that left their path (renamed, deleted, replaced)."},
+      {"railwatch_log_tailer_truncations_total", kCounter,
+       "Log truncations detected (copytruncate, rewrite in place)."},
+      {"railwatch_log_tailer_dropped_lines_total", kCounter,
+       "Log lines dropped because the queue to the parser was full."},
+      {"railwatch_log_tailer_long_line_splits_total", kCounter,
+       "Forced breaks of log lines longer than the line limit (64 KiB)."},
+      {"railwatch_log_tailer_errors_total", kCounter,
+       "Failed opens, reads, watches, state reads and writes, inotify overflows."},
+      {"railwatch_log_tailer_open_files", kGauge,
+       "Log files held open (followed, and rotated ones being finished)."},
   };
   return kSelf;
 }
