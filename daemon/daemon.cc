@@ -12,6 +12,8 @@
 #include "daemon/alertmanager.h"
 #include "daemon/ingest_service.h"
 #include "daemon/query_service.h"
+#include "daemon/diagnosis_watch.h"
+#include "daemon/tls.h"
 #include "engine/engine.h"
 #include "exporters/daemon_metrics.h"
 #include "exporters/fabric_collectable.h"
@@ -74,6 +76,10 @@ std::string HostOf(const std::string& listen) {
   return colon == std::string::npos ? listen : listen.substr(0, colon);
 }
 
+bool IsLoopback(const std::string& host) {
+  return host == "localhost" || host == "[::1]" || host.starts_with("127.");
+}
+
 absl::Status WriteReadyFile(const std::string& path, const std::string& grpc,
                             const std::string& metrics) {
   const std::string tmp = path + ".tmp";
@@ -111,6 +117,7 @@ struct Daemon::Impl {
   std::unique_ptr<prometheus::Exposer> exposer;
   std::unique_ptr<IngestService> ingest;
   std::unique_ptr<QueryService> query;
+  std::unique_ptr<DiagnosisWatchHub> watches;  // WatchDiagnoses streams
   std::unique_ptr<grpc::Server> server;
 };
 
@@ -219,11 +226,23 @@ absl::Status Daemon::Start() {
   d.ingest = std::make_unique<IngestService>(IngestService::Deps{
       *d.store, d.agents, *d.metrics, clock_, [engine] { engine->Poke(); }, d.events.get(),
       &d.jobs});
-  d.query = std::make_unique<QueryService>(*d.engine, d.agents, d.store.get());
+  d.watches = std::make_unique<DiagnosisWatchHub>(*d.engine, clock_);
+  d.engine->AddListener(d.watches.get());
+  d.query = std::make_unique<QueryService>(
+      QueryService::Deps{*d.engine, d.agents, *d.store, clock_, d.events.get(), d.fabric.get(),
+                         options_.topology, d.watches.get()});
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      MakeServerCredentials({options_.tls_cert, options_.tls_key, options_.tls_client_ca});
+  if (!credentials.ok()) return credentials.status();
+  if (options_.tls_cert.empty() && !IsLoopback(HostOf(options_.grpc_listen))) {
+    spdlog::warn("gRPC on {} in plain text: whoever reaches it can read diagnoses and send "
+                 "telemetry; give --tls_cert and --tls_key (and --tls_client_ca for mTLS)",
+                 options_.grpc_listen);
+  }
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int grpc_port = 0;
-  builder.AddListeningPort(options_.grpc_listen, grpc::InsecureServerCredentials(), &grpc_port);
+  builder.AddListeningPort(options_.grpc_listen, *credentials, &grpc_port);
   builder.RegisterService(d.ingest.get());
   builder.RegisterService(d.query.get());
   // Find dead agents within about 30 s, and let agents ping us as often as every 5 s.
@@ -260,6 +279,8 @@ absl::Status Daemon::Start() {
 
 void Daemon::Stop() {
   Impl& d = *impl_;
+  // Watches never end by themselves: end them first, or the server's shutdown waits for them.
+  if (d.watches) d.watches->Close();
   if (d.server) {
     d.server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
     spdlog::debug("gRPC server shut down");

@@ -13,6 +13,11 @@ namespace railwatch {
 struct DaemonOptions {
   std::string grpc_listen = "127.0.0.1:9740";
   std::string metrics_listen = "127.0.0.1:9741";
+  // PEM files for TLS on the gRPC listener (Ingest and Query): cert and key, or neither
+  // (plain text); with a client CA, clients must present a certificate it signed (mTLS).
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;
   std::vector<std::string> rules;  // files or directories
   absl::Duration eval_interval = absl::Seconds(1);
   size_t retention_samples = 600;

@@ -35,6 +35,13 @@ ABSL_FLAG(double, gpu_hour_cost, 30,
           "what one GPU-hour costs (fully loaded), for the blast radius' $/minute");
 ABSL_FLAG(int, event_capacity, 100000, "events kept in memory for playbooks and queries");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn or error");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate (chain) for TLS on the gRPC port (Ingest and Query); with --tls_key. "
+          "Empty: plain text (docs/QUERY_API.md)");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert (unencrypted)");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA certificate(s): when set, gRPC clients must present a certificate signed by "
+          "one of them (mutual TLS); needs --tls_cert and --tls_key");
 ABSL_FLAG(std::string, alertmanager_url, "",
           "comma-separated Alertmanager base URLs (list every member of an HA cluster), e.g. "
           "http://am-0:9093,http://am-1:9093; alerts are POSTed to <url>/api/v2/alerts. "
@@ -74,6 +81,9 @@ int main(int argc, char** argv) {
   railwatch::DaemonOptions options;
   options.grpc_listen = absl::GetFlag(FLAGS_listen);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  options.tls_key = absl::GetFlag(FLAGS_tls_key);
+  options.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
   options.rules = absl::StrSplit(absl::GetFlag(FLAGS_rules), ',', absl::SkipEmpty());
   options.eval_interval = absl::GetFlag(FLAGS_eval_interval);
   options.retention_samples = static_cast<size_t>(std::max(2, absl::GetFlag(FLAGS_retention)));

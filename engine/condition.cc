@@ -71,6 +71,13 @@ std::optional<AggOp> FindAgg(std::string_view name) {
   return std::nullopt;
 }
 
+// Names that cannot be a metric in a plain selector: functions, keywords, events.
+bool IsReserved(std::string_view name) {
+  return FindRangeFn(name) || FindAgg(name) || name == "events" ||
+         std::find(std::begin(kOtherFns), std::end(kOtherFns), name) != std::end(kOtherFns) ||
+         std::find(std::begin(kKeywords), std::end(kKeywords), name) != std::end(kKeywords);
+}
+
 size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -111,6 +118,34 @@ class Parser {
   Parser(std::vector<Token> tokens, const ParseEnv& env, std::vector<std::string> macro_stack,
          ConditionError& err)
       : t_(std::move(tokens)), env_(env), macro_stack_(std::move(macro_stack)), err_(err) {}
+
+  // A whole text that is only a selector: `{` matchers `}` (at least one), or a metric name
+  // (not a function or keyword) with optional matchers. nullopt otherwise; failed() tells a
+  // malformed selector from a text that is not one.
+  std::optional<Selector> ParsePlainSelector() {
+    std::optional<Selector> sel;
+    if (IsPunct("{")) {
+      const Token& open = Peek();
+      sel.emplace();
+      if (!ParseMatcherList(sel->matchers)) return std::nullopt;
+      if (sel->matchers.empty()) {
+        Error(open.offset, "a selector without a metric name needs a label matcher, as in "
+                           "{host=\"gpu-node-001\"}");
+        return std::nullopt;
+      }
+    } else if (Peek().kind == Tok::kIdent && !IsPunct("(", 1) && !IsReserved(Peek().text)) {
+      sel = ParseSelector();
+      if (!sel) return std::nullopt;
+    } else {
+      return std::nullopt;
+    }
+    if (Peek().kind != Tok::kEnd) {
+      if (sel->name.empty()) Expected("the end of the selector");
+      return std::nullopt;
+    }
+    return sel;
+  }
+  bool failed() const { return failed_; }
 
   NodePtr ParseAll() {
     NodePtr e = ParseOr();
@@ -536,21 +571,26 @@ class Parser {
   std::optional<Selector> ParseSelector() {
     Selector sel;
     sel.name = Next().text;
-    if (!IsPunct("{")) return sel;
-    Next();
+    if (IsPunct("{") && !ParseMatcherList(sel.matchers)) return std::nullopt;
+    return sel;
+  }
+
+  // "{" [ matcher { "," matcher } ] "}"
+  bool ParseMatcherList(std::vector<Matcher>& out) {
+    Next();  // {
     while (!IsPunct("}")) {
       std::optional<Matcher> m = ParseMatcher();
-      if (!m) return std::nullopt;
-      sel.matchers.push_back(std::move(*m));
+      if (!m) return false;
+      out.push_back(std::move(*m));
       if (IsPunct(",")) {
         Next();
       } else if (!IsPunct("}")) {
         Expected("',' or '}'");
-        return std::nullopt;
+        return false;
       }
     }
     Next();  // }
-    return sel;
+    return true;
   }
 
   std::optional<Matcher> ParseMatcher() {
@@ -695,6 +735,42 @@ absl::StatusOr<std::unique_ptr<Condition>> ParseCondition(std::string_view text,
     return absl::InvalidArgumentError(absl::StrCat("at offset ", err.offset, ": ", err.message));
   }
   return std::unique_ptr<Condition>(std::make_unique<ParsedCondition>(std::move(root)));
+}
+
+SeriesSelector::SeriesSelector(std::shared_ptr<const cond::Selector> selector)
+    : selector_(std::move(selector)) {}
+
+const std::string& SeriesSelector::name() const { return selector_->name; }
+
+bool SeriesSelector::Matches(const Labels& labels) const {
+  return cond::MatchesAll(selector_->matchers, labels);
+}
+
+std::string SeriesSelector::ToString() const {
+  std::string out;
+  selector_->Print(out);
+  return out;
+}
+
+absl::StatusOr<std::optional<SeriesSelector>> ParseSeriesSelector(std::string_view text,
+                                                                   ConditionError* error) {
+  ConditionError local;
+  ConditionError& err = error ? *error : local;
+  std::vector<Token> tokens;
+  if (!Tokenize(text, tokens, err)) {
+    return absl::InvalidArgumentError(absl::StrCat("at offset ", err.offset, ": ", err.message));
+  }
+  const ParseEnv no_env;
+  ConditionError inner;
+  Parser parser(std::move(tokens), no_env, {}, inner);
+  std::optional<Selector> sel = parser.ParsePlainSelector();
+  if (sel) return SeriesSelector(std::make_shared<const Selector>(std::move(*sel)));
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (parser.failed() && first != std::string_view::npos && text[first] == '{') {
+    err = inner;
+    return absl::InvalidArgumentError(absl::StrCat("at offset ", err.offset, ": ", err.message));
+  }
+  return std::nullopt;
 }
 
 }  // namespace railwatch

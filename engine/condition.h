@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -123,5 +124,30 @@ inline absl::StatusOr<std::unique_ptr<Condition>> ParseCondition(std::string_vie
                                                                  ConditionError* error = nullptr) {
   return ParseCondition(text, ParseEnv{}, error);
 }
+
+namespace cond {
+struct Selector;
+}
+
+// A plain series selector, as the Query API's QuerySeries reads one: `name`, `name{matchers}`
+// or `{matchers}` without a name, with the condition language's matchers (= != =~ !~ in,
+// not in; a missing label matches as "").
+class SeriesSelector {
+ public:
+  explicit SeriesSelector(std::shared_ptr<const cond::Selector> selector);
+  // Empty when the selector names no metric.
+  const std::string& name() const;
+  bool Matches(const Labels& labels) const;
+  std::string ToString() const;
+
+ private:
+  std::shared_ptr<const cond::Selector> selector_;
+};
+
+// Reads `text` as a plain selector. nullopt when it is something else (it may be an
+// expression: ParseCondition reads it and reports its errors); an error, with *error set, when
+// it starts with '{' (only a selector can) but does not parse, or has a bad token.
+absl::StatusOr<std::optional<SeriesSelector>> ParseSeriesSelector(
+    std::string_view text, ConditionError* error = nullptr);
 
 }  // namespace railwatch
