@@ -7,25 +7,25 @@ from promql import rate, with_job, with_rail
 
 def nccl_jobs():
     variables = [
-        query_variable("job", "Job", "label_values(railwatch_job_host_info, job)",
+        query_variable("job", "Job", "label_values(railwatch_job_host_info, training_job)",
                        multi=False, include_all=False,
                        description="One job at a time: a host can only be joined to one job."),
     ]
     # Per rank (one NIC per rank in a rail-optimised job): what each NIC of the job's hosts
     # sends. Works without a topology file; the rail comes from it where there is one.
-    nic_tx = ("sum by (job, host, device) ("
+    nic_tx = ("sum by (training_job, host, device) ("
               f"{with_job(rate('fabric_rdma_port_transmit_bytes_total'))})")
-    median = f"quantile by (job) (0.5, {nic_tx})"
+    median = f"quantile by (training_job) (0.5, {nic_tx})"
     panels = [
         stat("Hosts", "Hosts with ranks of the job.",
-             [target('count(railwatch_job_host_info{job="$job"})')], graph=False),
+             [target('count(railwatch_job_host_info{training_job="$job"})')], graph=False),
         stat("GPUs", "GPUs the job holds (topology file: hosts x gpus_per_host; NCCL: ranks).",
-             [target('sum(railwatch_job_gpus{job="$job"})')], graph=False),
+             [target('sum(railwatch_job_gpus{training_job="$job"})')], graph=False),
         stat("Job bandwidth", "Bytes per second all NICs of the job's hosts send.",
              [target(f"sum({nic_tx})")], unit="Bps"),
         stat("Slowest NIC vs median", "The lowest ratio of a NIC's bandwidth to the job's "
              "median NIC: 1 when every rail carries its share; a straggler shows 0.5 or less.",
-             [target(f"min({nic_tx} / on(job) group_left() {median})")], unit="percentunit",
+             [target(f"min({nic_tx} / on(training_job) group_left() {median})")], unit="percentunit",
              thresholds=[{"color": "red", "value": None}, {"color": "orange", "value": 0.7},
                          {"color": "green", "value": 0.9}], decimals=2),
         stat("Diagnoses on the job's hosts", "Firing diagnoses whose culprit is on a host of "
@@ -40,7 +40,7 @@ def nccl_jobs():
         timeseries("Bandwidth ratio to the job's median NIC", "Each NIC's bandwidth divided "
                    "by the job's median NIC's: the straggler_rail playbook fires below 0.7 "
                    "(against its rail peers).",
-                   [target(f"{nic_tx} / on(job) group_left() {median}", "{{host}} {{device}}")],
+                   [target(f"{nic_tx} / on(training_job) group_left() {median}", "{{host}} {{device}}")],
                    unit="percentunit", min_zero=True),
         timeseries("Bandwidth by rail", "Bytes per second per rail of the job (rails from "
                    "the topology file).",
@@ -51,7 +51,7 @@ def nccl_jobs():
         state_timeline("Straggler diagnoses", "straggler_rail diagnoses of this job over time, "
                        "one row per NIC.",
                        [target("max by (host, device, rail) (railwatch_diagnosis_active{"
-                               'playbook="straggler_rail", job="$job"})',
+                               'playbook="straggler_rail", training_job="$job"})',
                                "{{host}} {{device}} rail {{rail}}")],
                        value_map({1: ("straggler", "red")}), thresholds=FIRING_STEPS,
                        width=12),

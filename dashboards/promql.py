@@ -21,10 +21,11 @@ def with_rail(expr, nic_matchers=""):
     return f"{expr} * on(host, device) group_left(rail) {selector(NIC_INFO, nic_matchers)}"
 
 
-def with_job(expr, job_matchers='job="$job"'):
-    """Adds `job` to per-host series of the hosts of the selected job. A host in two jobs at
-    once cannot be joined this way (PromQL has no many-to-many join): select one job."""
-    return f"{expr} * on(host) group_left(job) {selector(JOB_HOSTS, job_matchers)}"
+def with_job(expr, job_matchers='training_job="$job"'):
+    """Adds `training_job` to per-host series of the hosts of the selected job. A host in two
+    jobs at once cannot be joined this way (PromQL has no many-to-many join): select one job.
+    railwatchd exports the training job as `training_job`: `job` is Prometheus' own label."""
+    return f"{expr} * on(host) group_left(training_job) {selector(JOB_HOSTS, job_matchers)}"
 
 
 def at_nic_leaf_port(expr):

@@ -90,7 +90,8 @@ std::vector<prometheus::MetricFamily> DiagnosisCollectable::Collect() const {
     m.label.push_back({"severity", SeverityName(d.severity())});
     for (const v1::Label& l : d.culprit()) {
       if (l.name() == "playbook" || l.name() == "severity") continue;
-      m.label.push_back({l.name(), l.value()});
+      // `job` is Prometheus' label for the scrape job; the training job is `training_job`.
+      m.label.push_back({l.name() == "job" ? "training_job" : l.name(), l.value()});
     }
     m.gauge.value = 1;
   }

@@ -112,9 +112,9 @@ std::vector<prometheus::MetricFamily> TopologyCollectable::Collect() const {
       NewFamily("railwatch_job_gpus", "GPUs a job holds (its ranks, for jobs learnt from NCCL).");
   for (const JobInfo& job : jobs_.All()) {
     for (const std::string& host : job.hosts) {
-      AddGauge(hosts, {{"job", job.name}, {"host", host}, {"source", job.source}}, 1);
+      AddGauge(hosts, {{"training_job", job.name}, {"host", host}, {"source", job.source}}, 1);
     }
-    AddGauge(gpus, {{"job", job.name}, {"source", job.source}}, job.gpus);
+    AddGauge(gpus, {{"training_job", job.name}, {"source", job.source}}, job.gpus);
   }
   out.push_back(std::move(hosts));
   out.push_back(std::move(gpus));

@@ -34,9 +34,8 @@ global:
   scrape_timeout: 1s
 scrape_configs:
   - job_name: railwatch
-    # As deploy/prometheus/prometheus.yml: the job labels railwatchd exports (jobs' hosts,
-    # diagnoses of a job) stay job, not exported_job (docs/DASHBOARDS.md).
-    honor_labels: true
+    # Prometheus' defaults: railwatchd exports no job or instance label (the training job is
+    # training_job, docs/DASHBOARDS.md), so nothing needs honor_labels.
     static_configs:
       - targets: ['$METRICS']
 EOF

@@ -154,14 +154,14 @@ TEST(TopologyCollectableTest, StaticAndLearntJobs) {
     jobs.Observe(e);
   }
   const std::map<std::string, double> s = Samples(TopologyCollectable(topology, jobs).Collect());
-  EXPECT_THAT(s, Contains(Pair("railwatch_job_host_info{job=\"train\",host=\"gpu-node-002\","
+  EXPECT_THAT(s, Contains(Pair("railwatch_job_host_info{training_job=\"train\",host=\"gpu-node-002\","
                                "source=\"topology\"}",
                                1)));
-  EXPECT_THAT(s, Contains(Pair("railwatch_job_gpus{job=\"train\",source=\"topology\"}", 8)));
-  EXPECT_THAT(s, Contains(Pair("railwatch_job_host_info{job=\"nccl-ip-10-0-139-244-7f85a4000fa0\","
+  EXPECT_THAT(s, Contains(Pair("railwatch_job_gpus{training_job=\"train\",source=\"topology\"}", 8)));
+  EXPECT_THAT(s, Contains(Pair("railwatch_job_host_info{training_job=\"nccl-ip-10-0-139-244-7f85a4000fa0\","
                                "host=\"ip-10-0-139-244\",source=\"nccl\"}",
                                1)));
-  EXPECT_THAT(s, Contains(Pair("railwatch_job_gpus{job=\"nccl-ip-10-0-139-244-7f85a4000fa0\","
+  EXPECT_THAT(s, Contains(Pair("railwatch_job_gpus{training_job=\"nccl-ip-10-0-139-244-7f85a4000fa0\","
                                "source=\"nccl\"}",
                                2)));
 }
