@@ -177,6 +177,7 @@ absl::Status Daemon::Start() {
   // 4. Metrics.
   d.registry = std::make_shared<prometheus::Registry>();
   d.metrics = std::make_unique<DaemonMetrics>(*d.registry);
+  d.metrics->StartCounting(d.engine->playbooks());
   d.log_listener = std::make_unique<LogListener>(*d.metrics);
   d.engine->AddListener(d.log_listener.get());
   if (!options_.alertmanager_urls.empty()) {

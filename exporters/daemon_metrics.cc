@@ -1,6 +1,7 @@
 #include "exporters/daemon_metrics.h"
 
 #include "common/version.h"
+#include "exporters/fabric_collectable.h"
 
 namespace railwatch {
 namespace {
@@ -43,12 +44,26 @@ DaemonMetrics::DaemonMetrics(prometheus::Registry& r)
                           .Name("railwatch_diagnoses_fired_total")
                           .Help("Diagnoses that started firing, by playbook and severity.")
                           .Register(r)) {
+  // Every reason the ingest service counts starts at 0, so that rate() and alert rules see a
+  // series before the first error.
+  for (const char* reason : {"empty_message", "protocol", "duplicate_batch", "bad_series_name",
+                             "unknown_series"}) {
+    ingest_errors.Add({{"reason", reason}});
+  }
   prometheus::BuildGauge()
       .Name("railwatch_build_info")
       .Help("Always 1; the version label says which railwatchd is running.")
       .Register(r)
       .Add({{"version", kVersion}})
       .Set(1);
+}
+
+void DaemonMetrics::StartCounting(const std::vector<Playbook>& playbooks) {
+  for (const Playbook& pb : playbooks) {
+    if (pb.enabled) {
+      diagnoses_fired.Add({{"playbook", pb.name}, {"severity", SeverityName(pb.severity)}});
+    }
+  }
 }
 
 void DaemonMetrics::Refresh(const SeriesStore& store, const Engine& engine) {

@@ -31,8 +31,10 @@ class DaemonMetrics {
   prometheus::Counter& rule_evaluations;
   prometheus::Gauge& rule_evaluation_seconds;
   prometheus::Gauge& playbooks_loaded;
-  // {playbook, severity}: diagnoses that started firing.
+  // {playbook, severity}: diagnoses that started firing. StartCounting makes each enabled
+  // playbook's series exist from 0, so increase() counts its first diagnosis.
   prometheus::Family<prometheus::Counter>& diagnoses_fired;
+  void StartCounting(const std::vector<Playbook>& playbooks);
 
   // Copies store and engine statistics into the gauges and counters above.
   void Refresh(const SeriesStore& store, const Engine& engine);
