@@ -60,6 +60,8 @@ std::unique_ptr<QueryClient> QueryClient::Open(const CliOptions& options, std::o
   // `watch` streams stay open for hours: keepalives notice a daemon that went away.
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 20000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
+  // A quiet watch carries no data for hours; without this the client stops pinging after two.
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   auto channel = grpc::CreateCustomChannel(options.server, *credentials, args);
   return std::unique_ptr<QueryClient>(new QueryClient(options, v1::Query::NewStub(channel)));
 }

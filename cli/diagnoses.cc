@@ -112,6 +112,15 @@ std::string KindName(v1::DiagnosisEvent::Kind kind) {
   return std::string(absl::StripPrefix(v1::DiagnosisEvent::Kind_Name(kind), "KIND_"));
 }
 
+// Where, short: the location's head ("gpu-node-003 mlx5_2" of "gpu-node-003 mlx5_2 (rail 2,
+// leaf-r2 Ethernet8)"), or the culprit's values when the daemon gave no location.
+std::string ShortWhere(const v1::Diagnosis& d) {
+  if (!d.location().empty()) return d.location().substr(0, d.location().find(" ("));
+  std::vector<std::string> values;
+  for (const v1::Label& l : d.culprit()) values.push_back(l.value());
+  return absl::StrJoin(values, " ");
+}
+
 // "12:03:04  FIRING    pfc_storm           critical  gpu-node-003 mlx5_2 1   summary  [id]"
 std::string EventLine(const v1::DiagnosisEvent& event, int synced_count) {
   const std::string time = ClockTime(event.time_unix_nano()).substr(0, 8);
@@ -120,11 +129,9 @@ std::string EventLine(const v1::DiagnosisEvent& event, int synced_count) {
                            KindName(event.kind()), synced_count);
   }
   const v1::Diagnosis& d = event.diagnosis();
-  std::vector<std::string> culprit;
-  for (const v1::Label& l : d.culprit()) culprit.push_back(l.value());
   return absl::StrFormat("%s  %-8s  %-18s  %-8s  %-26s  %s  [%s]", time, KindName(event.kind()),
-                         d.playbook(), SeverityName(d.severity()), absl::StrJoin(culprit, " "),
-                         d.summary(), d.id());
+                         d.playbook(), SeverityName(d.severity()), ShortWhere(d), d.summary(),
+                         d.id());
 }
 
 // Cancels `context` when the interrupt is notified, until Stop().

@@ -76,9 +76,11 @@ struct TimelineEntry {
   std::vector<std::string> lines;  // what was computed, the raw line, the readings
 };
 
+// Events and symptoms: when they happened. Series: the first reading shown (the daemon sets
+// time_unix_nano to its window's start, where there may be no reading).
 int64_t EvidenceTime(const v1::Evidence& e) {
-  if (e.time_unix_nano() != 0) return e.time_unix_nano();
-  return e.points().empty() ? 0 : e.points(0).time_unix_nano();
+  if (!e.points().empty()) return e.points(0).time_unix_nano();
+  return e.time_unix_nano();
 }
 
 std::vector<TimelineEntry> Timeline(const v1::Diagnosis& d) {

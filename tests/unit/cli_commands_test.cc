@@ -62,6 +62,7 @@ v1::Diagnosis StormDiagnosis() {
   series->set_kind("series");
   series->set_series("fabric_pfc_pause_frames_total{direction=\"tx\",host=\"gpu-node-004\"}");
   series->set_summary("rate over 1m = 20000");
+  series->set_time_unix_nano(kT0 + 7 * kSecond);  // the window's start: no reading there
   for (auto [t, v] : {std::pair{10, 100.0}, std::pair{11, 20100.0}}) {
     v1::EvidencePoint* p = series->add_points();
     p->set_time_unix_nano(kT0 + t * kSecond);

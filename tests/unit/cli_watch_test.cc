@@ -29,6 +29,10 @@ v1::DiagnosisEvent Event(v1::DiagnosisEvent::Kind kind, int64_t seconds, const s
     *e.mutable_diagnosis() = MakeDiagnosis(
         id, "pfc_storm", v1::SEVERITY_CRITICAL, state,
         {{"host", "gpu-node-003"}, {"device", "mlx5_2"}}, "PFC storm from gpu-node-003 mlx5_2");
+    // The location's head names the culprit; without a location, the culprit's values do.
+    if (id == "bbbbbbbbbbbb") {
+      e.mutable_diagnosis()->set_location("gpu-node-003 mlx5_2/1 (rail 2)");
+    }
   }
   return e;
 }
@@ -65,7 +69,8 @@ TEST(CliWatchTest, PrintsEveryEventInOrderAndEndsWithTheStream) {
                                      "mlx5_2 +PFC storm from gpu-node-003 mlx5_2  "
                                      "\\[aaaaaaaaaaaa\\]"));
   EXPECT_EQ(lines[1], "12:00:00  SYNCED    1 matching diagnoses now; watching for changes");
-  EXPECT_THAT(lines[2], MatchesRegex("12:00:03  PENDING   pfc_storm .*\\[bbbbbbbbbbbb\\]"));
+  EXPECT_THAT(lines[2], MatchesRegex("12:00:03  PENDING   pfc_storm +critical  gpu-node-003 "
+                                     "mlx5_2/1 +PFC storm .*\\[bbbbbbbbbbbb\\]"));
   EXPECT_THAT(lines[3], MatchesRegex("12:00:04  FIRING    pfc_storm .*\\[bbbbbbbbbbbb\\]"));
   EXPECT_THAT(lines[4], MatchesRegex("12:00:09  RESOLVED  pfc_storm .*\\[aaaaaaaaaaaa\\]"));
   EXPECT_THAT(r.err, HasSubstr("the daemon ended the watch"));
