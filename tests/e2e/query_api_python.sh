@@ -2,9 +2,10 @@
 # The Query API from Python, as an outside client calls it: stubs generated from proto/ by
 # python3-grpc-tools (and from the public reflection.proto, written here) under Debian's
 # /usr/bin/python3 with python3-grpcio; a simulated fabric (8 hosts x 4 NICs, 4 leaves, 2 spines,
-# one job) where gpu-node-003/mlx5_2 starts a PFC storm at 25 s; railwatchd with the shipped
-# rules and the topology; every RPC called by tests/e2e/query_client.py, which asserts what
-# comes back (the storm's culprit and evidence, healthy agents, the topology, reflection).
+# one job) where gpu-node-003/mlx5_2 starts a PFC storm at 30 s (time for the agents to connect
+# and the client to start watching on a loaded machine); railwatchd with the shipped rules and
+# the topology; every RPC called by tests/e2e/query_client.py, which asserts what comes back
+# (the storm's culprit and evidence, healthy agents, the topology, reflection).
 set -euo pipefail
 
 BUILD=${1:?usage: query_api_python.sh BUILD_DIR}
@@ -71,7 +72,7 @@ from railwatch.v1 import query_pb2, query_pb2_grpc
 from grpc_reflection_v1alpha import reflection_pb2_grpc" >"$WORK/import.log" 2>&1 \
   || fail "the generated stubs do not import under $PY"
 
-start_fabric 8 4 2 --job=train:1-8 --pfc_storm=gpu-node-003/mlx5_2@25s --pfc_storm_for=0
+start_fabric 8 4 2 --job=train:1-8 --pfc_storm=gpu-node-003/mlx5_2@30s --pfc_storm_for=0
 start_scenario_daemon
 start_agents
 fault_not_yet pfc_storm
