@@ -107,6 +107,10 @@ absl::StatusOr<CommandLine> ParseCliFlags(int argc, char** argv) {
       line.helpfull = true;
       continue;
     }
+    if (arg == "version") {  // `railwatch --version`, as every other program here takes it
+      line.args = {"version"};
+      return line;
+    }
     absl::Status s = SetFlag(arg, i, argc, argv);
     if (!s.ok()) return s;
   }

@@ -407,6 +407,12 @@ TEST(CliFlagsTest, HelpAndBadFlags) {
   EXPECT_THAT(std::string(ParseCliFlags(v.size(), v.data()).status().message()),
               HasSubstr("--limit=ten"));
   EXPECT_THAT(FlagsHelp(), HasSubstr("--tls_server_name"));
+
+  std::vector<std::string> version = {"railwatch", "--version"};
+  std::vector<char*> vv = Argv(version);
+  absl::StatusOr<CommandLine> as_flag = ParseCliFlags(vv.size(), vv.data());
+  ASSERT_TRUE(as_flag.ok()) << as_flag.status();
+  EXPECT_THAT(as_flag->args, ElementsAre("version"));
 }
 
 TEST(CliFlagsTest, ServerFromTheEnvironment) {
