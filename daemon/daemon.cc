@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/text.h"
-#include "daemon/agent_metrics.h"
+#include "daemon/server_metrics.h"
 #include "daemon/agent_registry.h"
 #include "daemon/alertmanager.h"
 #include "daemon/ingest_service.h"
@@ -118,6 +118,7 @@ struct Daemon::Impl {
   std::unique_ptr<IngestService> ingest;
   std::unique_ptr<QueryService> query;
   std::unique_ptr<DiagnosisWatchHub> watches;  // WatchDiagnoses streams
+  std::shared_ptr<WatchCollectable> watch_metrics;
   std::unique_ptr<grpc::Server> server;
 };
 
@@ -229,6 +230,8 @@ absl::Status Daemon::Start() {
       &d.jobs});
   d.watches = std::make_unique<DiagnosisWatchHub>(*d.engine, clock_);
   d.engine->AddListener(d.watches.get());
+  d.watch_metrics = std::make_shared<WatchCollectable>(*d.watches);
+  d.exposer->RegisterCollectable(d.watch_metrics);
   d.query = std::make_unique<QueryService>(
       QueryService::Deps{*d.engine, d.agents, *d.store, clock_, d.events.get(), d.fabric.get(),
                          options_.topology, d.watches.get()});

@@ -1,4 +1,4 @@
-#include "daemon/agent_metrics.h"
+#include "daemon/server_metrics.h"
 
 #include <algorithm>
 
@@ -16,12 +16,17 @@ const char* RoleLabel(v1::AgentRole role) {
   }
 }
 
-prometheus::MetricFamily Gauge(const char* name, const char* help) {
+prometheus::MetricFamily Family(prometheus::MetricType type, const char* name,
+                                const char* help) {
   prometheus::MetricFamily f;
   f.name = name;
   f.help = help;
-  f.type = prometheus::MetricType::Gauge;
+  f.type = type;
   return f;
+}
+
+prometheus::MetricFamily Gauge(const char* name, const char* help) {
+  return Family(prometheus::MetricType::Gauge, name, help);
 }
 
 }  // namespace
@@ -51,6 +56,21 @@ std::vector<prometheus::MetricFamily> AgentCollectable::Collect() const {
       m.gauge.value = values[i];
     }
   }
+  return out;
+}
+
+std::vector<prometheus::MetricFamily> WatchCollectable::Collect() const {
+  const DiagnosisWatchHub::Stats s = hub_.stats();
+  std::vector<prometheus::MetricFamily> out;
+  out.push_back(Gauge("railwatch_query_watches_open", "WatchDiagnoses streams open now."));
+  out.back().metric.emplace_back().gauge.value = static_cast<double>(s.open);
+  out.push_back(Family(prometheus::MetricType::Counter, "railwatch_query_watches_started_total",
+                       "WatchDiagnoses streams started."));
+  out.back().metric.emplace_back().counter.value = static_cast<double>(s.started);
+  out.push_back(Family(prometheus::MetricType::Counter, "railwatch_query_watch_overflows_total",
+                       "WatchDiagnoses streams ended with RESOURCE_EXHAUSTED because the client "
+                       "read too slowly and its queue filled."));
+  out.back().metric.emplace_back().counter.value = static_cast<double>(s.fell_behind);
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include "common/clock.h"
 #include "daemon/agent_registry.h"
+#include "daemon/diagnosis_watch.h"
 #include "prometheus/collectable.h"
 #include "prometheus/metric_family.h"
 
@@ -22,6 +23,19 @@ class AgentCollectable final : public prometheus::Collectable {
 
  private:
   const AgentRegistry& agents_;
+};
+
+// WatchDiagnoses streams (the CLI's `watch`, dashboards' bridges):
+//   railwatch_query_watches_open               streams open now
+//   railwatch_query_watches_started_total      streams started
+//   railwatch_query_watch_overflows_total      streams ended because the client fell behind
+class WatchCollectable final : public prometheus::Collectable {
+ public:
+  explicit WatchCollectable(const DiagnosisWatchHub& hub) : hub_(hub) {}
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+ private:
+  const DiagnosisWatchHub& hub_;
 };
 
 }  // namespace railwatch
