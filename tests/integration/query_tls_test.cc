@@ -1,66 +1,33 @@
 // TLS and mutual TLS on the gRPC listener, with a CA, server and client certificates made by
-// the `openssl` CLI for each run: a plain client is refused by a TLS server, a client without
-// a certificate by an mTLS server, one with a certificate signed by the CA is served; and the
-// start-up errors for missing, mismatched or non-PEM files.
-#include <unistd.h>
-
+// the `openssl` CLI for each run (TestCertificates): a plain client is refused by a TLS server,
+// a client without a certificate by an mTLS server, one with a certificate signed by the CA is
+// served; and the start-up errors for missing, mismatched or non-PEM files.
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 
-#include "common/text.h"
 #include "daemon/daemon.h"
 #include "daemon/tls.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "query_test_server.h"
+#include "support/test_certificates.h"
 #include "support/ttar.h"
 
 namespace railwatch::testing {
 namespace {
 
-namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
 class QueryTlsTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new fs::path(fs::temp_directory_path() /
-                        ("railwatch_query_tls_" + std::to_string(getpid())));
-    fs::create_directories(*dir_);
-    const std::string d = dir_->string();
-    const std::string key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-    std::ofstream(*dir_ / "server.ext")
-        << "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n";
-    std::ofstream(*dir_ / "client.ext") << "extendedKeyUsage=clientAuth\n";
-    const std::string script =
-        "set -e; cd '" + d + "'; " +
-        "openssl req -x509 " + key + " -keyout ca.key -out ca.pem -days 2 -subj '/CN=rw CA'; " +
-        "openssl req -x509 " + key + " -keyout other.key -out other-ca.pem -days 2 "
-        "-subj '/CN=other CA'; " +
-        "openssl req " + key + " -keyout server.key -out server.csr -subj '/CN=railwatchd'; " +
-        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
-        "-extfile server.ext -out server.pem; " +
-        "openssl req " + key + " -keyout client.key -out client.csr -subj '/CN=sre'; " +
-        "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
-        "-extfile client.ext -out client.pem; " +
-        "openssl req " + key + " -keyout rogue.key -out rogue.csr -subj '/CN=rogue'; " +
-        "openssl x509 -req -in rogue.csr -CA other-ca.pem -CAkey other.key -CAcreateserial "
-        "-days 2 -extfile client.ext -out rogue.pem";
-    const std::string cmd = "sh -c \"" + script + "\" >'" + d + "/openssl.log' 2>&1";
-    ok_ = std::system(cmd.c_str()) == 0;
-  }
+  static void SetUpTestSuite() { certs_ = new TestCertificates("localhost"); }
   static void TearDownTestSuite() {
-    fs::remove_all(*dir_);
-    delete dir_;
+    delete certs_;
+    certs_ = nullptr;
   }
-  void SetUp() override {
-    ASSERT_TRUE(ok_) << ReadFile((*dir_ / "openssl.log").string()).value_or("");
-  }
+  void SetUp() override { ASSERT_TRUE(certs_->ok()) << certs_->log(); }
 
-  static std::string Path(const char* name) { return (*dir_ / name).string(); }
-  static std::string Pem(const char* name) { return ReadFile(Path(name)).value_or(""); }
+  static std::string Path(const char* name) { return certs_->Path(name); }
+  static std::string Pem(const char* name) { return certs_->Pem(name); }
 
   static std::shared_ptr<grpc::ServerCredentials> Server(bool mtls) {
     absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> c = MakeServerCredentials(
@@ -87,15 +54,15 @@ class QueryTlsTest : public ::testing::Test {
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     v1::ListPlaybooksResponse r;
     grpc::Status s = stub->ListPlaybooks(&ctx, {}, &r);
-    if (s.ok()) EXPECT_EQ(r.playbooks_size(), 3);
+    if (s.ok()) {
+      EXPECT_EQ(r.playbooks_size(), 3);
+    }
     return s;
   }
 
-  static fs::path* dir_;
-  static bool ok_;
+  static TestCertificates* certs_;
 };
-fs::path* QueryTlsTest::dir_ = nullptr;
-bool QueryTlsTest::ok_ = false;
+TestCertificates* QueryTlsTest::certs_ = nullptr;
 
 TEST_F(QueryTlsTest, TlsServerServesTlsClientsAndRefusesPlainText) {
   QueryTestServer server({.credentials = Server(false)});

@@ -43,7 +43,10 @@ TestCertificates::TestCertificates(const std::string& server_dns_name) {
       server_dns_name + "'; " +
       "openssl x509 -req -in server.csr " + sign + " -extfile server.ext -out server.pem; " +
       "openssl req " + key + " -keyout client.key -out client.csr -subj '/CN=test client'; " +
-      "openssl x509 -req -in client.csr " + sign + " -extfile client.ext -out client.pem";
+      "openssl x509 -req -in client.csr " + sign + " -extfile client.ext -out client.pem; " +
+      "openssl req " + key + " -keyout rogue.key -out rogue.csr -subj '/CN=rogue client'; " +
+      "openssl x509 -req -in rogue.csr -CA other-ca.pem -CAkey other.key -CAcreateserial " +
+      "-days 2 -extfile client.ext -out rogue.pem";
   const std::string cmd = "sh -c \"" + script + "\" >'" + dir_ + "/openssl.log' 2>&1";
   ok_ = std::system(cmd.c_str()) == 0;
 }

@@ -7,8 +7,10 @@ namespace railwatch::testing {
 // Certificates for TLS tests, made by the `openssl` CLI in a temporary directory that lives as
 // long as this object: a CA (ca.pem, ca.key); a server certificate signed by it for
 // `server_dns_name` and 127.0.0.1 (server.pem, server.key); a client certificate signed by it
-// (client.pem, client.key); and an unrelated CA that signed nothing (other-ca.pem). Make one per
-// test suite (SetUpTestSuite): openssl takes a few hundred milliseconds.
+// (client.pem, client.key); an unrelated CA (other-ca.pem, other.key); and a client certificate
+// signed by that unrelated CA (rogue.pem, rogue.key), which a mutual-TLS server trusting ca.pem
+// must refuse. The log of openssl's run is openssl.log. Make one per test suite
+// (SetUpTestSuite): openssl takes a few hundred milliseconds.
 class TestCertificates {
  public:
   explicit TestCertificates(const std::string& server_dns_name);

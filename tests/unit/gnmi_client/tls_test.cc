@@ -1,62 +1,31 @@
 // TLS and mutual TLS toward a target, with certificates made by the `openssl` CLI for each
-// run; a target whose certificate does not chain to the configured CA is refused.
-#include <cstdlib>
-#include <filesystem>
+// run (TestCertificates); a target whose certificate does not chain to the configured CA is
+// refused.
 #include <fstream>
-#include <sstream>
 
 #include "fake_gnmi_target.h"
 #include "gnmi/client.h"
 #include "gnmi/targets.h"
 #include "gnmi_test_util.h"
 #include "gtest/gtest.h"
+#include "support/test_certificates.h"
 
 namespace railwatch::testing {
 namespace {
-
-namespace fs = std::filesystem;
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // A CA, a server certificate for leaf-1.example (and 127.0.0.1) and a client certificate,
 // all signed by it, plus a second, unrelated CA.
 class TlsTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new fs::path(fs::temp_directory_path() /
-                        ("railwatch_gnmi_tls_" + std::to_string(getpid())));
-    fs::create_directories(*dir_);
-    const std::string d = dir_->string();
-    const std::string key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-    std::ofstream(*dir_ / "server.ext")
-        << "subjectAltName=DNS:leaf-1.example,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n";
-    std::ofstream(*dir_ / "client.ext") << "extendedKeyUsage=clientAuth\n";
-    const std::string script =
-        "set -e; cd '" + d + "'; " +
-        "openssl req -x509 " + key + " -keyout ca.key -out ca.pem -days 2 -subj '/CN=rw test CA'; " +
-        "openssl req -x509 " + key + " -keyout other.key -out other-ca.pem -days 2 -subj '/CN=other CA'; " +
-        "openssl req " + key + " -keyout server.key -out server.csr -subj '/CN=leaf-1.example'; " +
-        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
-        "-extfile server.ext -out server.pem; " +
-        "openssl req " + key + " -keyout client.key -out client.csr -subj '/CN=railwatch-agent'; " +
-        "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
-        "-extfile client.ext -out client.pem";
-    const std::string cmd = "sh -c \"" + script + "\" >'" + d + "/openssl.log' 2>&1";
-    ok_ = std::system(cmd.c_str()) == 0;
-  }
+  static void SetUpTestSuite() { certs_ = new TestCertificates("leaf-1.example"); }
   static void TearDownTestSuite() {
-    fs::remove_all(*dir_);
-    delete dir_;
+    delete certs_;
+    certs_ = nullptr;
   }
 
-  void SetUp() override { ASSERT_TRUE(ok_) << Slurp(*dir_ / "openssl.log"); }
+  void SetUp() override { ASSERT_TRUE(certs_->ok()) << certs_->log(); }
 
-  static std::string Pem(const char* name) { return Slurp(*dir_ / name); }
+  static std::string Pem(const char* name) { return certs_->Pem(name); }
 
   FakeGnmiTarget::Options ServerOptions(bool require_client_cert) {
     FakeGnmiTarget::Options o;
@@ -79,12 +48,10 @@ class TlsTest : public ::testing::Test {
     return t;
   }
 
-  static fs::path* dir_;
-  static bool ok_;
+  static TestCertificates* certs_;
 };
 
-fs::path* TlsTest::dir_ = nullptr;
-bool TlsTest::ok_ = false;
+TestCertificates* TlsTest::certs_ = nullptr;
 
 TEST_F(TlsTest, StreamsOverTls) {
   FakeGnmiTarget fake(ServerOptions(false));
@@ -138,10 +105,11 @@ TEST_F(TlsTest, ATargetSignedByAnotherCaIsRefused) {
 }
 
 TEST_F(TlsTest, TargetsFileReadsTheCertificates) {
-  std::ofstream(*dir_ / "targets.yaml") << "defaults:\n  tls: {ca: ca.pem, cert: client.pem, "
-                                           "key: client.key, server_name: leaf-1.example}\n"
-                                           "targets:\n  - {name: leaf-1, address: 127.0.0.1:1}\n";
-  auto targets = LoadGnmiTargetsFile((*dir_ / "targets.yaml").string());
+  std::ofstream(certs_->Path("targets.yaml"))
+      << "defaults:\n  tls: {ca: ca.pem, cert: client.pem, key: client.key, "
+         "server_name: leaf-1.example}\n"
+         "targets:\n  - {name: leaf-1, address: 127.0.0.1:1}\n";
+  auto targets = LoadGnmiTargetsFile(certs_->Path("targets.yaml"));
   ASSERT_TRUE(targets.ok()) << targets.status();
   ASSERT_TRUE((*targets)[0].tls.has_value());
   EXPECT_EQ((*targets)[0].tls->cert_pem, Pem("client.pem"));
