@@ -22,17 +22,8 @@ API=$SRC/tests/deploy/prometheus_api.py
 command -v /usr/bin/prometheus >/dev/null ||
   fail "/usr/bin/prometheus not found: scripts/install-deps installs Debian's prometheus"
 
-free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
 start_fabric 2 2 1
-"$DAEMON" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --rules="$SRC/rules" \
-  --topology="$WORK/topology.yaml" --alertmanager_url="http://127.0.0.1:$(free_port)" \
-  --ready_file="$WORK/ready.json" >"$WORK/daemon.log" 2>&1 &
-DAEMON_PID=$!
-PIDS+=("$DAEMON_PID")
-wait_for 30 "daemon ready file" test -s "$WORK/ready.json"
-GRPC=$(json_field "$WORK/ready.json" grpc)
-METRICS=$(json_field "$WORK/ready.json" metrics)
+start_scenario_daemon --alertmanager_url="http://127.0.0.1:$(free_port)"
 start_agents
 
 # Prometheus takes no port 0.

@@ -26,7 +26,7 @@ start_fabric 4 4 2 --job=train:1-4 --degrade=gpu-node-003/mlx5_2@8s \
 start_scenario_daemon
 
 # Prometheus takes no port 0: ask the OS for a free one.
-PROM_PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PROM_PORT=$(free_port)
 PROM=http://127.0.0.1:$PROM_PORT
 cat >"$WORK/prometheus.yml" <<EOF
 global:

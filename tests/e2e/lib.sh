@@ -33,6 +33,12 @@ wait_for() {
   done
 }
 
+# free_port: a TCP port on 127.0.0.1 that nothing listens on now, for programs that take no
+# port 0 (Prometheus, Alertmanager).
+free_port() {
+  /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 json_field() {  # json_field FILE KEY: first string value of KEY
   sed -n "s/.*\"$2\": *\"\([^\"]*\)\".*/\1/p" "$1" | head -n 1
 }

@@ -25,10 +25,12 @@ start_fabric() {
     test -s "$WORK/targets.yaml" -a -s "$WORK/topology.yaml"
 }
 
-# start_scenario_daemon: railwatchd with the shipped rules and the topology; sets GRPC, METRICS.
+# start_scenario_daemon [FLAGS...]: railwatchd with the shipped rules, the topology and any
+# further flags (a later --rules replaces the shipped ones); sets GRPC, METRICS, DAEMON_PID.
 start_scenario_daemon() {
   "$DAEMON" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --rules="$SRC/rules" \
-    --topology="$WORK/topology.yaml" --ready_file="$WORK/ready.json" >"$WORK/daemon.log" 2>&1 &
+    --topology="$WORK/topology.yaml" --ready_file="$WORK/ready.json" "$@" \
+    >"$WORK/daemon.log" 2>&1 &
   DAEMON_PID=$!
   PIDS+=("$DAEMON_PID")
   wait_for 30 "daemon ready file" test -s "$WORK/ready.json"
