@@ -182,10 +182,11 @@ void AlertmanagerNotifier::Apply(Event& e) {
   }
   Alert alert;
   if (auto it = firing_.find(d.id()); it != firing_.end()) {
-    // Same labels as when it fired, or Alertmanager would see a different alert.
+    // Same labels as when it fired, or Alertmanager would see a different alert; and the
+    // annotations last sent, so the resolve reads like the page it closes (the diagnosis'
+    // last evaluation may describe one end of a link only).
     alert = std::move(it->second);
     firing_.erase(it);
-    alert.annotations = AlertAnnotations(d, options_.format);
     alert.resolved_at_unix_nano = std::max<int64_t>(d.resolved_at_unix_nano(), 1);
   } else {
     // Its firing was dropped from a full queue (or came before a restart): resolve anyway.

@@ -8,6 +8,7 @@ notification: {"path", "received_at_unix_nano", "body"}).
   rules-override SHIPPED_RULES OUT   link_flap with its 5m windows and keep_firing_for scaled
                                      down (--scale), pfc_storm's keep_firing_for shortened
   has NOTIFICATIONS --path P --alertname A --status S    exit 0 when such a notification came
+  count NOTIFICATIONS --path P --alertname A             how many came
   storm NOTIFICATIONS TRUTH [--expect L=V ...]           the PFC storm's page, field by field
   flap NOTIFICATIONS TRUTH --path P                      one flapping link: 1 or 2 notifications
   timeline NOTIFICATIONS TRUTH --path P                  each notification, timed from its fault
@@ -91,6 +92,10 @@ def has(args):
     return 0 if any(n["body"].get("status") == args.status for n in notes) else 1
 
 
+def count(args):
+    print(len(of_alertname(load_notifications(args.notifications), args.alertname, args.path)))
+
+
 def storm(args):
     notes = of_alertname(load_notifications(args.notifications), "pfc_storm", args.path)
     firing = [n for n in notes if n["body"]["status"] == "firing"]
@@ -149,9 +154,11 @@ def timeline(args):
         alertname = n["body"].get("groupLabels", {}).get("alertname", "?")
         times = [int(t["injected_at_unix_nano"]) for t in truth
                  if t.get("fault") == faults.get(alertname)]
-        since = f"{(n['received_at_unix_nano'] - times[0]) / 1e9:6.1f} s after the first " \
-                f"injection, {(n['received_at_unix_nano'] - times[-1]) / 1e9:5.1f} s after the last" \
-            if times else "(no ground truth)"
+        since = "(no ground truth)"
+        if times:
+            since = f"{(n['received_at_unix_nano'] - times[0]) / 1e9:6.1f} s after the injection"
+        if len(times) > 1 and n["received_at_unix_nano"] > times[-1]:
+            since += f", {(n['received_at_unix_nano'] - times[-1]) / 1e9:.1f} s after the last"
         print(f"  {args.path} {alertname:10} {n['body']['status']:8} {since}")
 
 
@@ -201,6 +208,10 @@ def main():
     p.add_argument("--path", required=True)
     p.add_argument("--alertname", required=True)
     p.add_argument("--status", required=True)
+    p = sub.add_parser("count")
+    p.add_argument("notifications")
+    p.add_argument("--path", required=True)
+    p.add_argument("--alertname", required=True)
     p = sub.add_parser("storm")
     p.add_argument("notifications")
     p.add_argument("truth")
@@ -215,7 +226,7 @@ def main():
     p.add_argument("truth")
     p.add_argument("--path", required=True)
     args = ap.parse_args()
-    handler = {"am-config": am_config, "rules-override": rules_override, "has": has,
+    handler = {"am-config": am_config, "rules-override": rules_override, "has": has, "count": count,
                "storm": storm, "flap": flap, "timeline": timeline}[args.command]
     sys.exit(handler(args) or 0)
 

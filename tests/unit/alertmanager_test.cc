@@ -274,6 +274,7 @@ TEST_F(AlertmanagerNotifierTest, ResendsWhileFiringThenResolvesWithTheSameLabels
   const nlohmann::json last = nlohmann::json::parse(all.back().body);
   EXPECT_EQ(last[0]["labels"], nlohmann::json::parse(sent[0].body)[0]["labels"]);
   EXPECT_EQ(last[0]["labels"]["host"], "gpu-node-002");
+  EXPECT_EQ(last[0]["annotations"]["summary"], "Link flap on gpu-node-002 mlx5_1 port 1");
 }
 
 TEST_F(AlertmanagerNotifierTest, FullQueueDropsTheOldestAndCountsIt) {
