@@ -117,13 +117,17 @@ void AlertmanagerNotifier::OnResolved(const v1::Diagnosis& diagnosis) {
 
 // Called on the engine's thread: a copy and a push under a short lock, nothing else.
 void AlertmanagerNotifier::Enqueue(const v1::Diagnosis& diagnosis, bool resolved) {
+  Event event{resolved, diagnosis};
+  // Alerts quote the evidence's summaries, not its raw readings: a full queue of diagnoses
+  // without them stays small.
+  for (v1::Evidence& e : *event.diagnosis.mutable_evidence()) e.clear_points();
   absl::MutexLock lock(&mu_);
   if (stopping_) return;
   if (queue_.size() >= options_.queue_capacity) {
     queue_.pop_front();
     dropped_.Increment();
   }
-  queue_.push_back(Event{resolved, diagnosis});
+  queue_.push_back(std::move(event));
   queue_length_.Set(static_cast<double>(queue_.size()));
 }
 
