@@ -63,9 +63,12 @@ Labels AlertLabels(const v1::Diagnosis& d, const FabricMap* fabric,
   parts.reserve(culprit.size());
   for (const Label& l : culprit) parts.push_back(absl::StrCat(l.name, "=", l.value));
   AddIfSet(labels, "culprit", absl::StrJoin(parts, " "));
-  for (const char* name : {"host", "device", "interface", "rail", "job"}) {
+  for (const char* name : {"host", "device", "interface", "rail"}) {
     AddIfSet(labels, name, LabelValue(where, name));
   }
+  // `job` is the scrape job on every alert Prometheus sends to the same Alertmanager; the
+  // training job is `training_job`, as on /metrics.
+  AddIfSet(labels, "training_job", LabelValue(where, "job"));
   std::string sw = LabelValue(where, "switch");
   if (sw.empty() && !LabelValue(where, "host").empty()) sw = LabelValue(where, "leaf");
   AddIfSet(labels, "switch", std::move(sw));

@@ -157,6 +157,15 @@ void Engine::EvaluateOnce() {
 
 namespace {
 
+// `first`, plus the labels of `more` that `first` does not have.
+Labels FillMissing(const Labels& first, const Labels& more) {
+  Labels out = first;
+  for (const Label& l : more) {
+    if (FindLabel(first, l.name) == nullptr) out.push_back(l);
+  }
+  return out;
+}
+
 Labels CulpritLabels(const Playbook& pb, const Labels& labels) {
   if (pb.culprit.empty()) return labels;
   Labels out;
@@ -502,9 +511,13 @@ void Engine::EvaluatePlaybook(const Playbook& pb, int64_t now,
     }
     a.last_true = now;
     d.set_last_evaluated_unix_nano(now);
-    d.set_summary(pb.summary.empty()
-                      ? absl::StrCat(pb.name, " on ", DescribeLocation(c.labels))
-                      : ExpandTemplate(pb.summary, c.labels, c.value));
+    // One incident may be seen from either end (a link's host and switch sides): the words
+    // stay those of the labels it was first seen with, filled in from this tick's where those
+    // lack a label, so a summary does not turn into "<host?>" when only the switch side
+    // matches.
+    const Labels words = FillMissing(a.labels, c.labels);
+    d.set_summary(pb.summary.empty() ? absl::StrCat(pb.name, " on ", DescribeLocation(words))
+                                     : ExpandTemplate(pb.summary, words, c.value));
     FillBlastRadius(a);
     FillEvidence(c, a, now, d);
     if (d.state() == v1::DIAGNOSIS_STATE_PENDING &&

@@ -151,7 +151,8 @@ TEST(AlertLabelsTest, TopologyAddsRailLeafAndJobTheCulpritLacks) {
       &fabric, {});
   EXPECT_EQ(LabelValue(labels, "rail"), "1");
   EXPECT_EQ(LabelValue(labels, "switch"), "leaf-r1");
-  EXPECT_EQ(LabelValue(labels, "job"), "train");
+  EXPECT_EQ(LabelValue(labels, "training_job"), "train");
+  EXPECT_EQ(LabelValue(labels, "job"), "");
   // The culprit label says what the playbook named, not what the topology added.
   EXPECT_EQ(LabelValue(labels, "culprit"), "device=mlx5_1 host=gpu-node-002 port=1");
 }
