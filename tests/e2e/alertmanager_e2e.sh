@@ -74,7 +74,7 @@ wait_for 45 "a firing pfc_storm notification at the pager" notified pfc_storm fi
 "$PY" "$AMCHECK" storm "$NOTES" "$WORK/truth.jsonl" --path=/pager \
   --expect=alertname=pfc_storm --expect=playbook=pfc_storm --expect=severity=critical \
   --expect=host=gpu-node-003 --expect=device=mlx5_2 --expect=switch=leaf-r2 --expect=rail=2 \
-  --expect=job=train --expect=cluster=e2e || fail "the pfc_storm notification (above)"
+  --expect=training_job=train --expect=cluster=e2e || fail "the pfc_storm notification (above)"
 # The shipped route sends critical alerts to the pager and (continue: true) to chat.
 wait_for 10 "pfc_storm at the chat receiver too" \
   "$PY" "$AMCHECK" has "$NOTES" --path=/chat --alertname=pfc_storm --status=firing
