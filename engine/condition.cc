@@ -29,87 +29,14 @@ using cond::Selector;
 using cond::SetOp;
 using cond::Tok;
 using cond::Token;
+using cond::FindAgg;
+using cond::FindRangeFn;
+using cond::IsOperatorKeyword;
+using cond::IsOtherFunction;
+using cond::IsReserved;
+using cond::SuggestFunction;
 using cond::Tokenize;
 using cond::UnaryFn;
-
-// ---- Names ---------------------------------------------------------------------------------
-
-struct RangeFnName {
-  std::string_view name;
-  RangeFn fn;
-};
-constexpr RangeFnName kRangeFns[] = {
-    {"rate", RangeFn::kRate},          {"increase", RangeFn::kIncrease},
-    {"delta", RangeFn::kDelta},        {"changes", RangeFn::kChanges},
-    {"avg_over_time", RangeFn::kAvg},  {"min_over_time", RangeFn::kMin},
-    {"max_over_time", RangeFn::kMax},  {"stale", RangeFn::kStale},
-};
-struct AggName {
-  std::string_view name;
-  AggOp op;
-};
-constexpr AggName kAggs[] = {{"sum", AggOp::kSum},
-                             {"avg", AggOp::kAvg},
-                             {"min", AggOp::kMin},
-                             {"max", AggOp::kMax},
-                             {"count", AggOp::kCount}};
-constexpr std::string_view kOtherFns[] = {"count_over_time", "peer_median", "peer_ratio",
-                                          "topology", "peer", "abs"};
-constexpr std::string_view kKeywords[] = {"and", "or", "unless", "by", "without",
-                                          "on", "ignoring", "bool"};
-
-std::optional<RangeFn> FindRangeFn(std::string_view name) {
-  for (const RangeFnName& f : kRangeFns) {
-    if (f.name == name) return f.fn;
-  }
-  return std::nullopt;
-}
-std::optional<AggOp> FindAgg(std::string_view name) {
-  for (const AggName& a : kAggs) {
-    if (a.name == name) return a.op;
-  }
-  return std::nullopt;
-}
-
-// Names that cannot be a metric in a plain selector: functions, keywords, events.
-bool IsReserved(std::string_view name) {
-  return FindRangeFn(name) || FindAgg(name) || name == "events" ||
-         std::find(std::begin(kOtherFns), std::end(kOtherFns), name) != std::end(kOtherFns) ||
-         std::find(std::begin(kKeywords), std::end(kKeywords), name) != std::end(kKeywords);
-}
-
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
-// The closest function name, when one is close enough to be a typo.
-std::string SuggestFunction(std::string_view name) {
-  std::vector<std::string_view> all;
-  for (const RangeFnName& f : kRangeFns) all.push_back(f.name);
-  for (const AggName& a : kAggs) all.push_back(a.name);
-  all.insert(all.end(), std::begin(kOtherFns), std::end(kOtherFns));
-  std::string_view best;
-  size_t best_distance = 3;
-  for (std::string_view candidate : all) {
-    const size_t d = EditDistance(name, candidate);
-    if (d < best_distance) {
-      best_distance = d;
-      best = candidate;
-    }
-  }
-  return std::string(best);
-}
 
 // ---- Parser --------------------------------------------------------------------------------
 
@@ -367,7 +294,7 @@ class Parser {
   NodePtr ParseIdentOperand() {
     const Token& tok = Peek();
     const std::string& name = tok.text;
-    if (std::find(std::begin(kKeywords), std::end(kKeywords), name) != std::end(kKeywords)) {
+    if (IsOperatorKeyword(name)) {
       return Expected("a selector, a number, a function or '('");
     }
     const bool call = IsPunct("(", 1);
@@ -381,8 +308,7 @@ class Parser {
       Next();
       return ExpandMacro(tok, it->first, it->second);
     }
-    if (FindRangeFn(name) || std::find(std::begin(kOtherFns), std::end(kOtherFns), name) !=
-                                 std::end(kOtherFns)) {
+    if (FindRangeFn(name) || IsOtherFunction(name)) {
       return Error(tok.offset, absl::StrCat("'", name, "' is a function: ", name, "(...)"));
     }
     if (name == "events") {

@@ -314,4 +314,16 @@ NodePtr MakeSetOp(SetOp op, LabelSet matching, NodePtr lhs, NodePtr rhs);
 NodePtr MakeAggregation(AggOp op, LabelSet grouping, NodePtr child);
 NodePtr MakePeer(bool ratio, LabelSet grouping, NodePtr child);
 
+// Names (condition_names.cc).
+std::optional<RangeFn> FindRangeFn(std::string_view name);
+std::optional<AggOp> FindAgg(std::string_view name);
+// and, or, unless, by, without, on, ignoring, bool.
+bool IsOperatorKeyword(std::string_view name);
+// Functions that are neither range functions nor aggregations (count_over_time, peer_ratio ...).
+bool IsOtherFunction(std::string_view name);
+// Names that cannot be a metric in a plain selector: functions, keywords, events.
+bool IsReserved(std::string_view name);
+// The closest function name when one is close enough to be a typo, else "".
+std::string SuggestFunction(std::string_view name);
+
 }  // namespace railwatch::cond

@@ -1,0 +1,98 @@
+// Names of the condition language: its functions, aggregations and keywords, which of them a
+// metric may not be called, and the "did you mean" suggestion for a misspelt function.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/condition_internal.h"
+
+namespace railwatch::cond {
+namespace {
+
+struct RangeFnEntry {
+  std::string_view name;
+  RangeFn fn;
+};
+constexpr RangeFnEntry kRangeFns[] = {
+    {"rate", RangeFn::kRate},          {"increase", RangeFn::kIncrease},
+    {"delta", RangeFn::kDelta},        {"changes", RangeFn::kChanges},
+    {"avg_over_time", RangeFn::kAvg},  {"min_over_time", RangeFn::kMin},
+    {"max_over_time", RangeFn::kMax},  {"stale", RangeFn::kStale},
+};
+struct AggEntry {
+  std::string_view name;
+  AggOp op;
+};
+constexpr AggEntry kAggs[] = {{"sum", AggOp::kSum},
+                             {"avg", AggOp::kAvg},
+                             {"min", AggOp::kMin},
+                             {"max", AggOp::kMax},
+                             {"count", AggOp::kCount}};
+constexpr std::string_view kOtherFns[] = {"count_over_time", "peer_median", "peer_ratio",
+                                          "topology", "peer", "abs"};
+constexpr std::string_view kKeywords[] = {"and", "or", "unless", "by", "without",
+                                          "on", "ignoring", "bool"};
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::optional<RangeFn> FindRangeFn(std::string_view name) {
+  for (const RangeFnEntry& f : kRangeFns) {
+    if (f.name == name) return f.fn;
+  }
+  return std::nullopt;
+}
+std::optional<AggOp> FindAgg(std::string_view name) {
+  for (const AggEntry& a : kAggs) {
+    if (a.name == name) return a.op;
+  }
+  return std::nullopt;
+}
+
+bool IsOperatorKeyword(std::string_view name) {
+  return std::find(std::begin(kKeywords), std::end(kKeywords), name) != std::end(kKeywords);
+}
+
+bool IsOtherFunction(std::string_view name) {
+  return std::find(std::begin(kOtherFns), std::end(kOtherFns), name) != std::end(kOtherFns);
+}
+
+bool IsReserved(std::string_view name) {
+  return FindRangeFn(name) || FindAgg(name) || name == "events" || IsOtherFunction(name) ||
+         IsOperatorKeyword(name);
+}
+
+// The closest function name, when one is close enough to be a typo.
+std::string SuggestFunction(std::string_view name) {
+  std::vector<std::string_view> all;
+  for (const RangeFnEntry& f : kRangeFns) all.push_back(f.name);
+  for (const AggEntry& a : kAggs) all.push_back(a.name);
+  all.insert(all.end(), std::begin(kOtherFns), std::end(kOtherFns));
+  std::string_view best;
+  size_t best_distance = 3;
+  for (std::string_view candidate : all) {
+    const size_t d = EditDistance(name, candidate);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  }
+  return std::string(best);
+}
+
+}  // namespace railwatch::cond
