@@ -53,6 +53,13 @@ struct NicTraffic {
   // RoCE packets the NIC received with ECN CE set (np_ecn_marked_roce_packets): the marks its
   // leaf port's egress queue made.
   uint64_t ecn_marked = 0;
+  // The priority the NIC's RoCE traffic leaves on: 3 (kRocePriority), 0 under --wrong_priority.
+  int priority = 3;
+  // The device left the host (--nic_gone): its leaf port is down for good.
+  bool gone = false;
+  // Packets the link corrupted so far on their way to the leaf (--ber): the leaf port's
+  // in-errors.
+  uint64_t corrupted_packets = 0;
 };
 
 // N simulated GPU hosts with 8 RDMA NICs each, written as sysfs trees under
