@@ -10,36 +10,10 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/text.h"
+#include "sim/spec_parsing.h"
 #include "sim/sysfs_fabric.h"
 
 namespace railwatch::sim {
-
-namespace {
-
-absl::Status Bad(absl::string_view what, absl::string_view spec, absl::string_view why,
-                 absl::string_view form) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("bad ", what, " \"", spec, "\": ", why, "; expected ", form));
-}
-
-// Splits "BODY@OFFSET[:NUMBER]"; `number` keeps its default when the part is absent.
-absl::Status SplitTimedSpec(absl::string_view spec, absl::string_view what, absl::string_view form,
-                            absl::string_view& body, absl::Duration& at, double& number) {
-  std::vector<absl::string_view> halves = absl::StrSplit(spec, '@');
-  if (halves.size() != 2 || halves[0].empty()) return Bad(what, spec, "no BODY@OFFSET", form);
-  body = halves[0];
-  std::vector<absl::string_view> tail = absl::StrSplit(halves[1], ':');
-  if (tail.size() > 2) return Bad(what, spec, "too many ':'", form);
-  absl::StatusOr<absl::Duration> offset = ParseDuration(tail[0]);
-  if (!offset.ok()) return Bad(what, spec, offset.status().message(), form);
-  at = *offset;
-  if (tail.size() == 2 && !absl::SimpleAtod(tail[1], &number)) {
-    return Bad(what, spec, absl::StrCat("\"", tail[1], "\" is not a number"), form);
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
 
 absl::StatusOr<SimJob> ParseJob(absl::string_view spec) {
   constexpr absl::string_view kForm = "NAME:FIRST-LAST[:UTIL], e.g. llama-70b:1-32:0.8";
@@ -50,47 +24,46 @@ absl::StatusOr<SimJob> ParseJob(absl::string_view spec) {
   if (parts.size() < 2 || parts.size() > 3 || parts[0].empty() || range.size() != 2 ||
       !absl::SimpleAtoi(range[0], &job.first_host) || !absl::SimpleAtoi(range[1], &job.last_host) ||
       (parts.size() == 3 && !absl::SimpleAtod(parts[2], &job.util))) {
-    return Bad("job", spec, "not NAME:FIRST-LAST[:UTIL]", kForm);
+    return SpecError("job", spec, "not NAME:FIRST-LAST[:UTIL]", kForm);
   }
   job.name = std::string(parts[0]);
   if (job.first_host < 1 || job.last_host < job.first_host) {
-    return Bad("job", spec, "hosts are 1-based and FIRST <= LAST", kForm);
+    return SpecError("job", spec, "hosts are 1-based and FIRST <= LAST", kForm);
   }
-  if (!(job.util > 0 && job.util <= 1)) return Bad("job", spec, "UTIL is a share of line rate in (0, 1]", kForm);
+  if (!(job.util > 0 && job.util <= 1)) return SpecError("job", spec, "UTIL is a share of line rate in (0, 1]", kForm);
   return job;
 }
 
 absl::StatusOr<NicDegrade> ParseDegrade(absl::string_view spec) {
-  constexpr absl::string_view kForm = "HOST/DEVICE@OFFSET[:FACTOR], e.g. gpu-node-003/mlx5_5@10s:0.5";
-  NicDegrade d;
-  absl::string_view body;
-  if (absl::Status s = SplitTimedSpec(spec, "degrade", kForm, body, d.at, d.factor); !s.ok()) return s;
-  std::vector<absl::string_view> nic = absl::StrSplit(body, '/');
-  if (nic.size() != 2 || nic[0].empty() || nic[1].empty()) {
-    return Bad("degrade", spec, "not HOST/DEVICE", kForm);
-  }
-  if (!(d.factor > 0 && d.factor < 1)) {
-    return Bad("degrade", spec, "FACTOR is a share of the link speed in (0, 1)", kForm);
-  }
-  d.host = std::string(nic[0]);
-  d.device = std::string(nic[1]);
-  return d;
+  return ParseNicFault<NicDegrade>(
+      "degrade", spec, "HOST/DEVICE@OFFSET[:FACTOR], e.g. gpu-node-003/mlx5_5@10s:0.5",
+      &NicDegrade::factor, [](double f) { return f > 0 && f < 1; },
+      "FACTOR is a share of the link speed in (0, 1)");
 }
 
 absl::StatusOr<EcnMisconfig> ParseEcnMisconfig(absl::string_view spec) {
-  constexpr absl::string_view kForm = "SWITCH@OFFSET[:KB], e.g. leaf-r3@20s:3";
-  constexpr absl::string_view kWhat = "ECN misconfiguration";
+  constexpr absl::string_view kFlag = "ecn_misconfig";
+  constexpr absl::string_view kForm = "SWITCH@OFFSET[:KB], e.g. leaf-r3@20s:3 or leaf-g1-r3@20s";
   EcnMisconfig m;
-  absl::string_view body;
-  if (absl::Status s = SplitTimedSpec(spec, kWhat, kForm, body, m.at, m.threshold_offset_kb); !s.ok()) {
+  absl::StatusOr<TimedSpec> parts = SplitTimedSpec(kFlag, spec, kForm, 1);
+  if (!parts.ok()) return parts.status();
+  m.at = parts->at;
+  if (absl::Status s = ParseExtraNumber(kFlag, spec, kForm, *parts, 0, m.threshold_offset_kb); !s.ok()) {
     return s;
   }
-  absl::string_view rail = body;
-  if (!absl::ConsumePrefix(&rail, "leaf-r") || !absl::SimpleAtoi(rail, &m.rail) || m.rail < 0) {
-    return Bad(kWhat, spec, "SWITCH must be a leaf, leaf-r<rail>", kForm);
+  // leaf-r<rail> (one leaf per rail) or leaf-g<group>-r<rail> (rail groups, --hosts_per_leaf).
+  absl::string_view name = parts->body;
+  bool ok = absl::ConsumePrefix(&name, "leaf-");
+  if (ok && absl::ConsumePrefix(&name, "g")) {
+    const size_t dash = name.find("-r");
+    ok = dash != absl::string_view::npos && absl::SimpleAtoi(name.substr(0, dash), &m.group) &&
+         m.group >= 0;
+    if (ok) name.remove_prefix(dash + 1);
   }
-  if (!(m.threshold_offset_kb > 0)) return Bad(kWhat, spec, "KB must be above 0", kForm);
-  m.switch_name = std::string(body);
+  ok = ok && absl::ConsumePrefix(&name, "r") && absl::SimpleAtoi(name, &m.rail) && m.rail >= 0;
+  if (!ok) return SpecError(kFlag, spec, "SWITCH must be a leaf, leaf-r<rail> or leaf-g<group>-r<rail>", kForm);
+  if (!(m.threshold_offset_kb > 0)) return SpecError(kFlag, spec, "KB must be above 0", kForm);
+  m.switch_name = std::string(parts->body);
   return m;
 }
 

@@ -36,12 +36,14 @@ struct NicDegrade {
 absl::StatusOr<NicDegrade> ParseDegrade(absl::string_view spec);
 
 // --ecn_misconfig=SWITCH@OFFSET[:KB]: from OFFSET that leaf's ECN marking threshold on the RoCE
-// queue is KB kilobytes too high. SWITCH is a leaf, leaf-r<rail>.
+// queue is KB kilobytes too high. SWITCH is a leaf: leaf-r<rail>, or leaf-g<group>-r<rail> in
+// a fabric of rail groups (--hosts_per_leaf).
 struct EcnMisconfig {
   std::string switch_name;
   int rail = 0;
   absl::Duration at;
   double threshold_offset_kb = 3;
+  int group = 0;  // last, so that {name, rail, at, kb} initialisers keep their meaning
 };
 absl::StatusOr<EcnMisconfig> ParseEcnMisconfig(absl::string_view spec);
 

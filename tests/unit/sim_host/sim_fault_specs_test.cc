@@ -1,0 +1,135 @@
+// The fault flags' parsers (sim/fault_specs.h): every form the docs show, and errors that name
+// the flag and what is wrong.
+#include "sim/fault_specs.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "sim/traffic_model.h"
+
+namespace railwatch::sim {
+namespace {
+
+// The error of a status that must have failed, for message checks.
+template <typename T>
+std::string ErrorOf(const absl::StatusOr<T>& v) {
+  EXPECT_FALSE(v.ok());
+  return v.ok() ? "" : std::string(v.status().message());
+}
+
+TEST(SimFaultSpecs, RepeatedFlap) {
+  absl::StatusOr<RepeatedFlap> f = ParseRepeatedFlap("gpu-node-002/mlx5_1/1@15s:5:7s");
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->host, "gpu-node-002");
+  EXPECT_EQ(f->device, "mlx5_1");
+  EXPECT_EQ(f->port, 1);
+  EXPECT_EQ(f->at, absl::Seconds(15));
+  EXPECT_EQ(f->count, 5);
+  EXPECT_EQ(f->period, absl::Seconds(7));
+
+  std::string e = ErrorOf(ParseRepeatedFlap("gpu-node-002/mlx5_1@15s:5:7s"));
+  EXPECT_NE(e.find("--flap_repeat"), std::string::npos) << e;
+  EXPECT_NE(e.find("HOST/DEVICE/PORT"), std::string::npos) << e;
+  e = ErrorOf(ParseRepeatedFlap("gpu-node-002/mlx5_1/1@15s:0:7s"));
+  EXPECT_NE(e.find("COUNT \"0\""), std::string::npos) << e;
+  e = ErrorOf(ParseRepeatedFlap("gpu-node-002/mlx5_1/1@15s:3:soon"));
+  EXPECT_NE(e.find("PERIOD \"soon\""), std::string::npos) << e;
+  e = ErrorOf(ParseRepeatedFlap("gpu-node-002/mlx5_1/1@15s"));
+  EXPECT_NE(e.find("COUNT and PERIOD are required"), std::string::npos) << e;
+  EXPECT_FALSE(ParseRepeatedFlap("gpu-node-002/mlx5_1/1@15s:3:0s").ok());
+  EXPECT_FALSE(ParseRepeatedFlap("gpu-node-002/mlx5_1/x@15s:3:5s").ok());
+}
+
+TEST(SimFaultSpecs, BitErrorsStragglerPacketLoss) {
+  absl::StatusOr<BitErrors> b = ParseBitErrors("gpu-node-004/mlx5_2@20s");
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->device, "mlx5_2");
+  EXPECT_EQ(b->per_minute, 120);
+  b = ParseBitErrors("gpu-node-004/mlx5_2@1m30s:600");
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->at, absl::Seconds(90));
+  EXPECT_EQ(b->per_minute, 600);
+  std::string e = ErrorOf(ParseBitErrors("gpu-node-004/mlx5_2@20s:lots"));
+  EXPECT_NE(e.find("--ber"), std::string::npos) << e;
+  EXPECT_NE(e.find("\"lots\" is not a number"), std::string::npos) << e;
+  EXPECT_FALSE(ParseBitErrors("gpu-node-004/mlx5_2@20s:0").ok());
+  EXPECT_FALSE(ParseBitErrors("gpu-node-004@20s").ok());
+
+  absl::StatusOr<Straggler> s = ParseStraggler("gpu-node-005/mlx5_1@15s");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->factor, 0.5);
+  s = ParseStraggler("gpu-node-005/mlx5_1@15s:0.3");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->factor, 0.3);
+  e = ErrorOf(ParseStraggler("gpu-node-005/mlx5_1@15s:1.5"));
+  EXPECT_NE(e.find("--straggler"), std::string::npos) << e;
+  EXPECT_NE(e.find("(0, 1)"), std::string::npos) << e;
+
+  absl::StatusOr<PacketLoss> p = ParsePacketLoss("gpu-node-002/mlx5_3@15s");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->per_second, 500);
+  p = ParsePacketLoss("gpu-node-002/mlx5_3@15s:2000");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->per_second, 2000);
+  EXPECT_FALSE(ParsePacketLoss("gpu-node-002/mlx5_3@15s:-1").ok());
+  e = ErrorOf(ParsePacketLoss("gpu-node-002/mlx5_3@15s:5:6"));
+  EXPECT_NE(e.find("more than 1 ':'"), std::string::npos) << e;
+}
+
+TEST(SimFaultSpecs, HostFaults) {
+  absl::StatusOr<WrongPriority> w = ParseWrongPriority("gpu-node-006@20s");
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->host, "gpu-node-006");
+  EXPECT_EQ(w->at, absl::Seconds(20));
+  std::string e = ErrorOf(ParseWrongPriority("gpu-node-006/mlx5_0@20s"));
+  EXPECT_NE(e.find("--wrong_priority"), std::string::npos) << e;
+  EXPECT_NE(e.find("HOST without /DEVICE"), std::string::npos) << e;
+  e = ErrorOf(ParseWrongPriority("gpu-node-006@20s:3"));
+  EXPECT_NE(e.find("nothing may follow OFFSET"), std::string::npos) << e;
+
+  absl::StatusOr<NcclError> n = ParseNcclError("gpu-node-001@15s");
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(n->kind, "timeout");
+  n = ParseNcclError("gpu-node-001@15s:ib_completion");
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(n->kind, "ib_completion");
+  e = ErrorOf(ParseNcclError("gpu-node-001@15s:segfault"));
+  EXPECT_NE(e.find("--nccl_error"), std::string::npos) << e;
+  EXPECT_NE(e.find("\"segfault\""), std::string::npos) << e;
+
+  absl::StatusOr<NicGone> g = ParseNicGone("gpu-node-001/mlx5_0@15s");
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->host, "gpu-node-001");
+  EXPECT_EQ(g->device, "mlx5_0");
+  EXPECT_FALSE(ParseNicGone("gpu-node-001/mlx5_0@15s:2").ok());
+
+  absl::StatusOr<DriverReload> r = ParseDriverReload("gpu-node-002/mlx5_1@30s");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->at, absl::Seconds(30));
+  e = ErrorOf(ParseDriverReload("gpu-node-002/mlx5_1"));
+  EXPECT_NE(e.find("--driver_reload"), std::string::npos) << e;
+  EXPECT_NE(e.find("no '@OFFSET'"), std::string::npos) << e;
+  e = ErrorOf(ParseDriverReload("gpu-node-002/mlx5_1@later"));
+  EXPECT_NE(e.find("OFFSET \"later\""), std::string::npos) << e;
+  EXPECT_FALSE(ParseDriverReload("/mlx5_1@3s").ok());
+  EXPECT_FALSE(ParseDriverReload("a@b@3s").ok());
+}
+
+TEST(SimFaultSpecs, EcnMisconfigNamesALeafOfARailGroup) {
+  absl::StatusOr<EcnMisconfig> m = ParseEcnMisconfig("leaf-g2-r5@20s:3");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->group, 2);
+  EXPECT_EQ(m->rail, 5);
+  EXPECT_EQ(m->switch_name, "leaf-g2-r5");
+  m = ParseEcnMisconfig("leaf-r4@20s");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->group, 0);
+  EXPECT_EQ(m->rail, 4);
+  for (const char* bad : {"leaf-g-r5@20s", "leaf-g2@20s", "leaf-g2-x5@20s", "spine-0@20s"}) {
+    std::string e = ErrorOf(ParseEcnMisconfig(bad));
+    EXPECT_NE(e.find("--ecn_misconfig"), std::string::npos) << bad << ": " << e;
+  }
+}
+
+}  // namespace
+}  // namespace railwatch::sim
