@@ -50,6 +50,10 @@ ABSL_FLAG(std::string, netdevs, "",
 ABSL_FLAG(bool, ethtool, true,
           "collect ethtool statistics (PFC pauses per priority, pause storms, discards) of the "
           "--netdevs (SIOCETHTOOL, no privileges needed)");
+ABSL_FLAG(std::string, ethtool_dumps, "",
+          "read the ethtool statistics of each of the --netdevs from DIR/<netdev>/stats "
+          "(`ethtool -S` output) and DIR/<netdev>/driver (`mlx5_core`) every cycle instead of "
+          "SIOCETHTOOL (a simulator's or fixture's dumps); a netdev without them counts as gone");
 ABSL_FLAG(bool, link_events, true,
           "report carrier down/up of the --netdevs as events, from a netlink route socket");
 ABSL_FLAG(std::string, log_paths, "",
@@ -152,7 +156,8 @@ int main(int argc, char** argv) {
         railwatch::RealClock::Get()));
     if (absl::Status s = railwatch::AddNetdevCollectors(
             {absl::GetFlag(FLAGS_sysfs_root), absl::GetFlag(FLAGS_netdevs),
-             absl::GetFlag(FLAGS_ethtool), absl::GetFlag(FLAGS_link_events),
+             absl::GetFlag(FLAGS_ethtool), absl::GetFlag(FLAGS_ethtool_dumps),
+             absl::GetFlag(FLAGS_link_events),
              absl::GetFlag(FLAGS_rescan_interval)},
             railwatch::RealClock::Get(), collectors);
         !s.ok()) {

@@ -26,7 +26,8 @@ class EthtoolDevice {
   virtual absl::StatusOr<std::span<const uint64_t>> Read() = 0;
 };
 
-// Where ethtool statistics come from: the kernel (IoctlEthtoolBackend) or recorded dumps
+// Where ethtool statistics come from: the kernel (IoctlEthtoolBackend), dump files in a
+// directory (DirEthtoolBackend, the agent's --ethtool_dumps) or recorded dumps
 // (DumpEthtoolBackend, for tests and the simulator).
 class EthtoolBackend {
  public:

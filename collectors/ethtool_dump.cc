@@ -10,8 +10,12 @@
 
 namespace railwatch {
 
-EthtoolStatsText ParseEthtoolStats(absl::string_view text) {
+EthtoolStatsText ParseEthtoolStats(absl::string_view text, absl::string_view source) {
   EthtoolStatsText out;
+  const auto where = [source](size_t line_number) {
+    return source.empty() ? absl::StrCat("line ", line_number, ": ")
+                          : absl::StrCat(source, ":", line_number, ": ");
+  };
   size_t line_number = 0;
   while (!text.empty()) {
     const size_t nl = text.find('\n');
@@ -22,7 +26,7 @@ EthtoolStatsText ParseEthtoolStats(absl::string_view text) {
     if (line.empty()) continue;
     const size_t colon = line.rfind(':');
     if (colon == absl::string_view::npos) {
-      out.problems.push_back(absl::StrCat("line ", line_number, ": no ':' in \"", line, "\""));
+      out.problems.push_back(absl::StrCat(where(line_number), "no ':' in \"", line, "\""));
       continue;
     }
     absl::string_view name = absl::StripTrailingAsciiWhitespace(line.substr(0, colon));
@@ -32,7 +36,7 @@ EthtoolStatsText ParseEthtoolStats(absl::string_view text) {
     if (name.empty() || !absl::SimpleAtoi(value_text, &value) ||
         !absl::ascii_isdigit(static_cast<unsigned char>(value_text[0]))) {
       out.problems.push_back(
-          absl::StrCat("line ", line_number, ": \"", line, "\" is not \"name: counter\""));
+          absl::StrCat(where(line_number), "\"", line, "\" is not \"name: counter\""));
       continue;
     }
     out.names.emplace_back(name);

@@ -16,8 +16,8 @@ namespace railwatch {
 struct EthtoolStatsText {
   std::vector<std::string> names;
   std::vector<uint64_t> values;
-  // "line N: ..." for each line that was neither a statistic nor a caption; those lines are
-  // skipped and the rest is kept.
+  // "line N: ..." (or "<source>:N: ..." when the parser was given a source) for each line that
+  // was neither a statistic nor a caption; those lines are skipped and the rest is kept.
   std::vector<std::string> problems;
 };
 
@@ -25,8 +25,9 @@ struct EthtoolStatsText {
 // "NIC statistics:" header (or any other caption: a line ending in ':'), indentation of
 // spaces, tabs or none, CRLF, a last line without newline, bnxt per-ring names
 // ("[3]: rx_ucast_packets: 12" is the statistic "[3]: rx_ucast_packets") and other names that
-// contain ':' ("rxq0: rx_bytes: 5"): the value is whatever follows the last ':'.
-EthtoolStatsText ParseEthtoolStats(absl::string_view text);
+// contain ':' ("rxq0: rx_bytes: 5"): the value is whatever follows the last ':'. `source`
+// (a file name) prefixes the problems as "<source>:N:".
+EthtoolStatsText ParseEthtoolStats(absl::string_view text, absl::string_view source = {});
 
 // An EthtoolBackend that serves `ethtool -S` dumps instead of asking the kernel: each netdev
 // is a driver name plus a dump, which may be replaced between cycles to make counters move,

@@ -1,8 +1,10 @@
 #include "collectors/link_setup.h"
 
+#include <filesystem>
 #include <utility>
 
 #include "collectors/ethtool_collector.h"
+#include "collectors/ethtool_dir_backend.h"
 #include "collectors/ethtool_ioctl.h"
 #include "collectors/link_collector.h"
 #include "collectors/link_netdevs.h"
@@ -18,7 +20,16 @@ absl::Status AddNetdevCollectors(const NetdevCollectorsOptions& options, const C
   if (!selector.ok()) return selector.status();
 
   if (options.ethtool) {
-    absl::StatusOr<std::unique_ptr<IoctlEthtoolBackend>> backend = IoctlEthtoolBackend::Create();
+    absl::StatusOr<std::unique_ptr<EthtoolBackend>> backend;
+    if (!options.ethtool_dumps.empty()) {
+      if (!std::filesystem::is_directory(options.ethtool_dumps)) {
+        spdlog::warn("--ethtool_dumps={}: no such directory (yet); its netdevs count as absent",
+                     options.ethtool_dumps);
+      }
+      backend = std::make_unique<DirEthtoolBackend>(options.ethtool_dumps);
+    } else {
+      backend = IoctlEthtoolBackend::Create();
+    }
     if (backend.ok()) {
       collectors.push_back(
           std::make_unique<EthtoolCollector>(EthtoolCollector::Options{options.rescan_interval},

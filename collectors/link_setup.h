@@ -11,7 +11,7 @@
 
 namespace railwatch {
 
-// What the agent's --netdevs, --ethtool and --link_events flags say.
+// What the agent's --netdevs, --ethtool, --ethtool_dumps and --link_events flags say.
 struct NetdevCollectorsOptions {
   // Netdev sysfs follows the RDMA root: one root is one host's view, so a simulator or
   // fixture tree brings its class/net along with class/infiniband.
@@ -19,6 +19,9 @@ struct NetdevCollectorsOptions {
   // NetdevSelector pattern; empty: netdevs with a device, and those behind RDMA ports.
   std::string netdevs;
   bool ethtool = true;
+  // Non-empty: read ethtool statistics from DIR/<netdev>/{stats,driver} (DirEthtoolBackend)
+  // instead of SIOCETHTOOL.
+  std::string ethtool_dumps;
   bool link_events = true;
   absl::Duration rescan_interval = absl::Seconds(30);
 };
