@@ -47,6 +47,9 @@ ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn or error");
 ABSL_FLAG(bool, switches, false,
           "simulate the switches too: one leaf per rail (leaf-r<k>), each serving gNMI");
 ABSL_FLAG(int, spines, 0, "spine switches (spine-<n>); every leaf has one uplink to each");
+ABSL_FLAG(int, hosts_per_leaf, 0,
+          "0: one leaf per rail for all hosts (leaf-r<k>); N: rail groups of N hosts, host i in "
+          "group (i-1)/N on leaf-g<group>-r<k>");
 ABSL_FLAG(std::vector<std::string>, switch_dialects, {},
           "network OS per switch: sonic, arista-eos, openconfig, cumulus, assigned round-robin "
           "(leaves, then spines); SWITCH=DIALECT names one switch's (implies --switches)");
@@ -82,6 +85,7 @@ absl::Status StartSwitches(const railwatch::sim::SysfsFabric::Options& fabric, a
   so.hosts = fabric.hosts;
   so.nics_per_host = fabric.nics_per_host;
   so.spines = absl::GetFlag(FLAGS_spines);
+  so.hosts_per_leaf = absl::GetFlag(FLAGS_hosts_per_leaf);
   so.dialects = absl::GetFlag(FLAGS_switch_dialects);
   so.seed = fabric.seed;
   so.ground_truth_file = fabric.ground_truth_file;

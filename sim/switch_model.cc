@@ -17,12 +17,6 @@ namespace railwatch::sim {
 
 namespace {
 
-constexpr std::pair<Dialect, std::string_view> kDialects[] = {
-    {Dialect::kOpenConfig, "openconfig"},
-    {Dialect::kSonic, "sonic"},
-    {Dialect::kAristaEos, "arista-eos"},
-    {Dialect::kCumulus, "cumulus"}};
-
 // A share of each leaf's traffic leaves the rail through the spines (PXN off, some cross-rail
 // collectives); rail-optimised fabrics keep most of it on the leaf.
 constexpr double kUplinkShare = 0.05;
@@ -32,35 +26,6 @@ constexpr absl::Duration kWatchdogDetection = absl::Milliseconds(200);
 constexpr absl::Duration kWatchdogRestoration = absl::Seconds(2);
 
 }  // namespace
-
-absl::StatusOr<Dialect> ParseDialect(absl::string_view name) {
-  for (const auto& [d, n] : kDialects) {
-    if (AsAbsl(n) == name) return d;
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown switch dialect \"", name, "\": expected sonic, arista-eos, openconfig or cumulus"));
-}
-
-std::string_view DialectName(Dialect d) {
-  for (const auto& [dd, n] : kDialects) {
-    if (dd == d) return n;
-  }
-  return "openconfig";
-}
-
-std::string SwitchPortName(Dialect d, int index) {
-  switch (d) {
-    case Dialect::kSonic:
-      // SONiC names ports by their first SerDes lane: 4 lanes per port.
-      return absl::StrCat("Ethernet", index * 4);
-    case Dialect::kCumulus:
-      return absl::StrCat("swp", index + 1);
-    case Dialect::kAristaEos:
-    case Dialect::kOpenConfig:
-      return absl::StrCat("Ethernet", index + 1);
-  }
-  return absl::StrCat("Ethernet", index + 1);
-}
 
 absl::StatusOr<PfcStorm> ParsePfcStorm(absl::string_view spec) {
   std::vector<absl::string_view> at = absl::StrSplit(spec, '@');
@@ -79,15 +44,6 @@ absl::StatusOr<PfcStorm> ParsePfcStorm(absl::string_view spec) {
   return s;
 }
 
-absl::StatusOr<LldpMiswire> ParseLldpMiswire(absl::string_view spec) {
-  std::vector<absl::string_view> parts = absl::StrSplit(spec, '/');
-  if (parts.size() != 2 || parts[0].empty() || parts[1].empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "bad LLDP miswire \"", spec, "\": expected SWITCH/PORT, e.g. leaf-r2/Ethernet8"));
-  }
-  return LldpMiswire{std::string(parts[0]), std::string(parts[1])};
-}
-
 SwitchFabric::SwitchFabric(Options options, absl::Time start)
     : options_(std::move(options)), start_(start), last_(start), rng_(options_.seed ^ 0x5eed) {}
 
@@ -95,141 +51,10 @@ absl::StatusOr<std::unique_ptr<SwitchFabric>> SwitchFabric::Create(Options optio
                                                                    absl::Time start) {
   std::unique_ptr<SwitchFabric> f(new SwitchFabric(std::move(options), start));
   if (absl::Status s = f->Build(); !s.ok()) return s;
+  absl::MutexLock lock(&f->mu_);
+  f->storm_state_.assign(f->options_.storms.size(), 0);
+  f->storm_next_detect_.assign(f->options_.storms.size(), absl::InfinitePast());
   return f;
-}
-
-absl::Status SwitchFabric::Build() {
-  const int leaves = options_.nics_per_host;
-  std::vector<std::string> names;
-  for (int k = 0; k < leaves; ++k) names.push_back(absl::StrCat("leaf-r", k));
-  for (int s = 0; s < options_.spines; ++s) names.push_back(absl::StrCat("spine-", s));
-
-  // Dialects: round-robin over the plain entries, then per-name overrides.
-  std::vector<Dialect> round_robin;
-  std::map<std::string, Dialect> by_name;
-  std::vector<std::string> specs = options_.dialects;
-  if (specs.empty()) specs = {"sonic", "arista-eos", "openconfig", "cumulus"};
-  for (const std::string& spec : specs) {
-    std::vector<std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
-    absl::StatusOr<Dialect> d = ParseDialect(kv.back());
-    if (!d.ok()) return d.status();
-    if (kv.size() == 2) {
-      if (std::find(names.begin(), names.end(), kv[0]) == names.end()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "switch dialect \"", spec, "\" names no simulated switch (", absl::StrJoin(names, ", "), ")"));
-      }
-      by_name[kv[0]] = *d;
-    } else {
-      round_robin.push_back(*d);
-    }
-  }
-  if (round_robin.empty()) round_robin.push_back(Dialect::kOpenConfig);
-
-  switches_.resize(names.size());
-  for (size_t i = 0; i < names.size(); ++i) {
-    SimSwitch& sw = switches_[i];
-    sw.name = names[i];
-    sw.role = static_cast<int>(i) < leaves ? "leaf" : "spine";
-    sw.rail = static_cast<int>(i) < leaves ? static_cast<int>(i) : -1;
-    auto it = by_name.find(sw.name);
-    sw.dialect = it != by_name.end() ? it->second : round_robin[i % round_robin.size()];
-  }
-  auto chassis = [](int a, int b) { return absl::StrFormat("b8:3f:d2:00:%02x:%02x", a % 256, b); };
-  for (int k = 0; k < leaves; ++k) {
-    SimSwitch& leaf = switches_[k];
-    for (int h = 1; h <= options_.hosts; ++h) {
-      SwitchPort p;
-      p.name = SwitchPortName(leaf.dialect, h - 1);
-      p.peer = SysfsFabric::HostName(h);
-      p.peer_port = SysfsFabric::NetdevName(k);
-      p.peer_device = absl::StrCat("mlx5_", k);
-      p.lldp_system_name = p.peer;
-      p.lldp_port_id = p.peer_port;
-      p.lldp_chassis_id = chassis(h, k);
-      leaf.ports.push_back(std::move(p));
-    }
-    for (int s = 0; s < options_.spines; ++s) {
-      SimSwitch& spine = switches_[leaves + s];
-      SwitchPort p;
-      p.name = SwitchPortName(leaf.dialect, options_.hosts + s);
-      p.peer = spine.name;
-      p.peer_port = SwitchPortName(spine.dialect, k);
-      p.uplink = true;
-      p.lldp_system_name = p.peer;
-      p.lldp_port_id = p.peer_port;
-      p.lldp_chassis_id = absl::StrFormat("02:00:00:00:%02x:00", leaves + s);
-      leaf.ports.push_back(std::move(p));
-    }
-  }
-  for (int s = 0; s < options_.spines; ++s) {
-    SimSwitch& spine = switches_[leaves + s];
-    for (int k = 0; k < leaves; ++k) {
-      SwitchPort p;
-      p.name = SwitchPortName(spine.dialect, k);
-      p.peer = switches_[k].name;
-      p.peer_port = SwitchPortName(switches_[k].dialect, options_.hosts + s);
-      p.lldp_system_name = p.peer;
-      p.lldp_port_id = p.peer_port;
-      p.lldp_chassis_id = absl::StrFormat("02:00:00:00:%02x:00", k);
-      spine.ports.push_back(std::move(p));
-    }
-  }
-
-  for (const LldpMiswire& m : options_.miswires) {
-    SwitchPort* port = nullptr;
-    for (SimSwitch& sw : switches_) {
-      for (SwitchPort& p : sw.ports) {
-        if (sw.name == m.switch_name && p.name == m.port) port = &p;
-      }
-    }
-    if (port == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("LLDP miswire target ", m.switch_name, "/", m.port, " is not a simulated switch port"));
-    }
-    // Another host's NIC on the same rail answers: the cables of two hosts were swapped.
-    int h = 1;
-    (void)absl::SimpleAtoi(absl::StripPrefix(AsAbsl(port->peer), "gpu-node-"), &h);
-    const int other = options_.hosts > 1 ? h % options_.hosts + 1 : h + 1;
-    port->lldp_system_name = SysfsFabric::HostName(other);
-    port->lldp_chassis_id = chassis(other, 0);
-    if (absl::Status s = AppendGroundTruth(
-            options_.ground_truth_file,
-            absl::StrFormat("{\"fault\": \"lldp_miswire\", \"switch\": \"%s\", \"port\": \"%s\", "
-                            "\"expected\": \"%s\", \"reported\": \"%s\", \"injected_at_unix_nano\": %d}",
-                            m.switch_name, m.port, port->peer, port->lldp_system_name,
-                            absl::ToUnixNanos(start_)));
-        !s.ok()) {
-      return s;
-    }
-  }
-  for (const PfcStorm& s : options_.storms) {
-    if (LeafPortOf(s.host, s.device).first < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("PFC storm source ", s.host, "/", s.device, " is not a simulated NIC"));
-    }
-  }
-  for (const EcnMisconfig& m : options_.ecn_misconfigs) {
-    if (m.rail < 0 || m.rail >= leaves) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("ECN misconfiguration target ", m.switch_name, " is not a simulated leaf"));
-    }
-  }
-  absl::MutexLock lock(&mu_);
-  storm_state_.assign(options_.storms.size(), 0);
-  storm_next_detect_.assign(options_.storms.size(), absl::InfinitePast());
-  return absl::OkStatus();
-}
-
-std::pair<int, int> SwitchFabric::LeafPortOf(std::string_view host, std::string_view device) const {
-  for (int k = 0; k < options_.nics_per_host && k < static_cast<int>(switches_.size()); ++k) {
-    const SimSwitch& leaf = switches_[k];
-    for (size_t p = 0; p < leaf.ports.size(); ++p) {
-      if (!leaf.ports[p].uplink && leaf.ports[p].peer == host && leaf.ports[p].peer_device == device) {
-        return {k, static_cast<int>(p)};
-      }
-    }
-  }
-  return {-1, -1};
 }
 
 void SwitchFabric::WithSwitch(int index, const std::function<void(const SimSwitch&)>& fn) const {
@@ -242,12 +67,11 @@ absl::Status SwitchFabric::Update(absl::Time now, const std::vector<NicTraffic>&
   const double dt = absl::ToDoubleSeconds(now - last_);
   if (dt <= 0) return absl::OkStatus();
   last_ = now;
-  const int leaves = options_.nics_per_host;
-  std::vector<uint64_t> leaf_in(leaves, 0), leaf_out(leaves, 0);
-
+  std::vector<uint64_t> leaf_in(leaves_, 0), leaf_out(leaves_, 0);
   for (const NicTraffic& n : nics) {
-    if (n.nic >= leaves || n.host < 1 || n.host > options_.hosts) continue;
-    SwitchPort& p = switches_[n.nic].ports[n.host - 1];
+    if (n.nic < 0 || n.nic >= options_.nics_per_host || n.host < 1 || n.host > options_.hosts) continue;
+    const auto [leaf, port] = nic_port_[static_cast<size_t>(n.host - 1) * options_.nics_per_host + n.nic];
+    SwitchPort& p = switches_[leaf].ports[port];
     PortCounters& c = p.c;
     if (p.up != n.up) {
       p.up = n.up;
@@ -255,8 +79,8 @@ absl::Status SwitchFabric::Update(absl::Time now, const std::vector<NicTraffic>&
     }
     // What the NIC sends the port receives, and the other way round.
     const uint64_t out_delta = n.rx_bytes >= c.out_octets ? n.rx_bytes - c.out_octets : 0;
-    leaf_in[n.nic] += n.tx_bytes >= c.in_octets ? n.tx_bytes - c.in_octets : 0;
-    leaf_out[n.nic] += out_delta;
+    leaf_in[leaf] += n.tx_bytes >= c.in_octets ? n.tx_bytes - c.in_octets : 0;
+    leaf_out[leaf] += out_delta;
     c.in_octets = std::max(c.in_octets, n.tx_bytes);
     c.out_octets = std::max(c.out_octets, n.rx_bytes);
     c.in_ucast_pkts = std::max(c.in_ucast_pkts, n.tx_packets);
@@ -271,28 +95,24 @@ absl::Status SwitchFabric::Update(absl::Time now, const std::vector<NicTraffic>&
   // pauses upstream (toward the NICs and the spines), at a rate that follows the leaf's load.
   const std::vector<double> marking = LeafMarking(now);
   const double line_bytes = options_.link_gbps * 1e9 / 8 * dt;
-  for (int k = 0; k < leaves; ++k) {
-    if (marking[k] >= 1) continue;
-    const double load = static_cast<double>(leaf_out[k]) / options_.hosts / line_bytes;
-    const double rate = CongestionPauseRate(marking[k], load);
-    for (SwitchPort& p : switches_[k].ports) {
+  for (int l = 0; l < leaves_; ++l) {
+    if (marking[l] >= 1) continue;
+    const int hosts = static_cast<int>(switches_[l].ports.size()) - options_.spines;
+    const double load = static_cast<double>(leaf_out[l]) / std::max(hosts, 1) / line_bytes;
+    const double rate = CongestionPauseRate(marking[l], load);
+    for (SwitchPort& p : switches_[l].ports) {
       if (!p.up) continue;
       const uint64_t pauses = DrawCount(rng_, rate * dt);
       p.c.out_pfc[kRocePriority] += pauses;
-      if (p.uplink) {
-        const int s = static_cast<int>(&p - &switches_[k].ports[options_.hosts]);
-        switches_[leaves + s].ports[k].c.in_pfc[kRocePriority] += pauses;
-      }
+      if (p.uplink) switches_[p.peer_switch].ports[p.peer_port_index].c.in_pfc[kRocePriority] += pauses;
     }
   }
 
-  for (int k = 0; k < leaves; ++k) {
-    SimSwitch& leaf = switches_[k];
-    for (SwitchPort& p : leaf.ports) {
+  for (int l = 0; l < leaves_; ++l) {
+    for (SwitchPort& p : switches_[l].ports) {
       if (!p.uplink) continue;
-      const int s = static_cast<int>(&p - &leaf.ports[options_.hosts]);
-      const uint64_t in = static_cast<uint64_t>(leaf_in[k] * kUplinkShare / options_.spines);
-      const uint64_t out = static_cast<uint64_t>(leaf_out[k] * kUplinkShare / options_.spines);
+      const uint64_t in = static_cast<uint64_t>(leaf_in[l] * kUplinkShare / options_.spines);
+      const uint64_t out = static_cast<uint64_t>(leaf_out[l] * kUplinkShare / options_.spines);
       p.c.out_octets += in;
       p.c.in_octets += out;
       p.c.out_ucast_pkts += in / 4096;
@@ -300,9 +120,9 @@ absl::Status SwitchFabric::Update(absl::Time now, const std::vector<NicTraffic>&
       p.c.queue_octets[kRocePriority] = p.c.out_octets;
       p.c.queue_pkts[kRocePriority] = p.c.out_ucast_pkts;
       p.c.queue_ecn_marked[kRocePriority] +=
-          DrawCount(rng_, static_cast<double>(in) / 1e9 * kEcnMarksPerGb * marking[k]);
+          DrawCount(rng_, static_cast<double>(in) / 1e9 * kEcnMarksPerGb * marking[l]);
       // The spine's port toward this leaf sees the same link from the other end.
-      PortCounters& far = switches_[leaves + s].ports[k].c;
+      PortCounters& far = switches_[p.peer_switch].ports[p.peer_port_index].c;
       far.in_octets = p.c.out_octets;
       far.out_octets = p.c.in_octets;
       far.in_ucast_pkts = p.c.out_ucast_pkts;
@@ -332,16 +152,17 @@ absl::Status SwitchFabric::Update(absl::Time now, const std::vector<NicTraffic>&
 }
 
 std::vector<double> SwitchFabric::LeafMarking(absl::Time now) const {
-  std::vector<double> marking(options_.nics_per_host, 1.0);
-  for (const EcnMisconfig& m : options_.ecn_misconfigs) {
+  std::vector<double> marking(leaves_, 1.0);
+  for (size_t i = 0; i < options_.ecn_misconfigs.size(); ++i) {
+    const EcnMisconfig& m = options_.ecn_misconfigs[i];
     if (now < start_ + m.at) continue;
-    marking[m.rail] = std::min(marking[m.rail], EcnMarkingShare(m.threshold_offset_kb));
+    double& share = marking[misconfig_leaf_[i]];
+    share = std::min(share, EcnMarkingShare(m.threshold_offset_kb));
   }
   return marking;
 }
 
 void SwitchFabric::ApplyStorms(absl::Time now, double dt) {
-  const int leaves = options_.nics_per_host;
   for (size_t i = 0; i < options_.storms.size(); ++i) {
     const PfcStorm& storm = options_.storms[i];
     if (storm_state_[i] == 2) continue;
@@ -379,10 +200,7 @@ void SwitchFabric::ApplyStorms(absl::Time now, double dt) {
       if (&p == &victim || !p.up) continue;
       const uint64_t relayed = DrawCount(rng_, options_.relay_pause_rate * dt);
       p.c.out_pfc[kRocePriority] += relayed;
-      if (p.uplink) {
-        const int s = static_cast<int>(&p - &switches_[k].ports[options_.hosts]);
-        switches_[leaves + s].ports[k].c.in_pfc[kRocePriority] += relayed;
-      }
+      if (p.uplink) switches_[p.peer_switch].ports[p.peer_port_index].c.in_pfc[kRocePriority] += relayed;
     }
     if (now >= storm_next_detect_[i]) {
       // Detected (again, after a restoration that did not end the storm).

@@ -14,6 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "sim/fault_specs.h"
 #include "sim/sysfs_fabric.h"
 
 namespace railwatch::sim {
@@ -49,6 +50,8 @@ struct SwitchPort {
   // another switch (peer = switch, peer_port = its port).
   std::string peer, peer_port, peer_device;
   bool uplink = false;
+  // On a switch-to-switch link: the far end's switch and port indices (-1 on host ports).
+  int peer_switch = -1, peer_port_index = -1;
   // What LLDP reports on this port; differs from the plan on a miswired port.
   std::string lldp_system_name, lldp_port_id, lldp_chassis_id;
   // Mutable state, guarded by the fabric's lock.
@@ -57,10 +60,11 @@ struct SwitchPort {
 };
 
 struct SimSwitch {
-  std::string name;  // leaf-r<rail>, spine-<n>
+  std::string name;  // leaf-r<rail> (leaf-g<group>-r<rail> in rail groups), spine-<n>
   std::string role;  // leaf, spine
   Dialect dialect = Dialect::kOpenConfig;
-  int rail = -1;
+  int rail = -1;   // leaves only
+  int group = -1;  // leaves only: the rail group (0 without --hosts_per_leaf)
   std::vector<SwitchPort> ports;
 };
 
@@ -82,8 +86,10 @@ absl::StatusOr<LldpMiswire> ParseLldpMiswire(absl::string_view spec);
 std::string SwitchPortName(Dialect d, int index);
 
 // The switches of a rail-optimised fabric: one leaf per rail (NIC k of every host plugs into
-// leaf-r<k>, host i (1-based) on panel position i-1), optional spines (leaf uplink s, at panel
-// position hosts+s, goes to spine-<s> position <rail>). Switch counters follow the NICs'
+// leaf-r<k>, host i (1-based) on panel position i-1), or, with hosts_per_leaf N, rail groups
+// of N hosts (host i in group g = (i-1)/N plugs NIC k into leaf-g<g>-r<k>, panel position
+// (i-1)%N); optional spines (leaf uplink s, at panel position N+s (hosts+s without groups),
+// goes to spine-<s> at the position of the leaf's index, leaves counted group by group). Switch counters follow the NICs'
 // traffic (SysfsFabric::ReadTraffic), flaps (oper-status, carrier transitions), ECN marking,
 // benign PFC pauses, and the injected PFC storms and ECN misconfigurations. Thread-safe: the simulator's tick updates it while the
 // gNMI servers read it.
@@ -92,11 +98,14 @@ class SwitchFabric {
   struct Options {
     int hosts = 4;
     int nics_per_host = 8;
+    // 0: one leaf per rail for all hosts; N: rail groups of N hosts.
+    int hosts_per_leaf = 0;
     int spines = 0;
     // Entries "dialect" are assigned round-robin (leaves, then spines); "switch=dialect" names
     // one switch's. Empty: sonic, arista-eos, openconfig, cumulus round-robin.
     std::vector<std::string> dialects;
     std::vector<PfcStorm> storms;
+    std::vector<PfcDeadlock> deadlocks;
     std::vector<LldpMiswire> miswires;
     // Leaves whose ECN threshold is too high: they mark (almost) nothing and send PFC pauses
     // instead (the NIC side is SysfsFabric's; its ground truth too).
@@ -119,6 +128,8 @@ class SwitchFabric {
   // The topology (names, dialects, ports and peers) never changes after Create and may be read
   // without the lock; counters, `up` and the rest must be read through WithSwitch.
   const std::vector<SimSwitch>& switches() const { return switches_; }
+  // Leaves come first in switches(), group by group, rail by rail; then the spines.
+  int leaves() const { return leaves_; }
   void WithSwitch(int index, const std::function<void(const SimSwitch&)>& fn) const;
   // Where NIC `device` of `host` plugs in: switch index and port index, or -1s.
   std::pair<int, int> LeafPortOf(std::string_view host, std::string_view device) const;
@@ -126,11 +137,19 @@ class SwitchFabric {
  private:
   SwitchFabric(Options options, absl::Time start);
   absl::Status Build();
+  absl::Status BuildPorts(const std::vector<std::string>& leaf_names);
+  absl::Status AssignDialects(const std::vector<std::string>& names);
+  absl::Status ApplyMiswires();
   void ApplyStorms(absl::Time now, double dt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // ECN marking share of each leaf at `now` (1: healthy).
   std::vector<double> LeafMarking(absl::Time now) const;
 
   Options options_;
+  int hosts_per_leaf_ = 0;  // effective: options_.hosts without groups
+  int leaves_ = 0;
+  // Where each NIC plugs in (switch, port), by (host - 1) * nics_per_host + nic.
+  std::vector<std::pair<int, int>> nic_port_;
+  std::vector<int> misconfig_leaf_;  // options_.ecn_misconfigs' leaf indices
   absl::Time start_, last_;
   mutable absl::Mutex mu_;
   std::vector<SimSwitch> switches_;  // structure fixed; counters ABSL_GUARDED_BY(mu_)

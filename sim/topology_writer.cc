@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <map>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/text.h"
@@ -79,17 +81,32 @@ absl::Status WriteTopologyFile(const std::string& path, const std::vector<SimSwi
     if (any) out << YAML::EndSeq;
     out << YAML::EndMap;
   }
+  // Where each NIC plugs in, from the leaves' host ports (rail groups put host h's NICs on
+  // its group's leaves).
+  std::map<std::pair<std::string, std::string>, std::pair<const SimSwitch*, const SwitchPort*>> plugged;
+  for (const SimSwitch& sw : switches) {
+    if (sw.role != "leaf") continue;
+    for (const SwitchPort& p : sw.ports) {
+      if (!p.uplink) plugged[{p.peer, p.peer_device}] = {&sw, &p};
+    }
+  }
   out << YAML::EndSeq << YAML::Key << "hosts" << YAML::Value << YAML::BeginSeq;
   for (int h = 1; h <= hosts; ++h) {
-    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << SysfsFabric::HostName(h)
-        << YAML::Key << "nics" << YAML::Value << YAML::BeginSeq;
+    const std::string host = SysfsFabric::HostName(h);
+    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << host << YAML::Key << "nics"
+        << YAML::Value << YAML::BeginSeq;
     for (int k = 0; k < nics_per_host; ++k) {
-      // Leaf k holds host h's NIC k on panel position h-1 (SwitchFabric's plan).
-      const SwitchPort& p = switches[k].ports[h - 1];
-      out << YAML::Flow << YAML::BeginMap << YAML::Key << "device" << YAML::Value << p.peer_device
-          << YAML::Key << "netdev" << YAML::Value << p.peer_port << YAML::Key << "rail"
-          << YAML::Value << k << YAML::Key << "switch" << YAML::Value << switches[k].name
-          << YAML::Key << "port" << YAML::Value << p.name << YAML::EndMap;
+      const std::string device = absl::StrCat("mlx5_", k);
+      auto it = plugged.find({host, device});
+      if (it == plugged.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("no simulated leaf port holds ", host, "/", device));
+      }
+      const auto [leaf, p] = it->second;
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "device" << YAML::Value << device
+          << YAML::Key << "netdev" << YAML::Value << p->peer_port << YAML::Key << "rail"
+          << YAML::Value << leaf->rail << YAML::Key << "switch" << YAML::Value << leaf->name
+          << YAML::Key << "port" << YAML::Value << p->name << YAML::EndMap;
     }
     out << YAML::EndSeq << YAML::EndMap;
   }

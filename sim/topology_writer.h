@@ -21,8 +21,8 @@ absl::Status WriteTargetsFile(const std::string& path, const std::vector<SimSwit
                               const TargetsFileOptions& options);
 
 // The topology file (docs/TOPOLOGY.md) of the simulated fabric: every host's NICs with their
-// rail, leaf and port, the switches with their leaf-to-spine links, and the jobs (one GPU per
-// NIC: gpus_per_host = nics_per_host).
+// rail, leaf and port (rail groups: the host's group's leaves), the switches with their
+// leaf-to-spine links, and the jobs (one GPU per NIC: gpus_per_host = nics_per_host).
 absl::Status WriteTopologyFile(const std::string& path, const std::vector<SimSwitch>& switches,
                                int hosts, int nics_per_host, const std::vector<SimJob>& jobs = {});
 

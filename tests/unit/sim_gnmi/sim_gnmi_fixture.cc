@@ -57,6 +57,20 @@ std::map<std::string, ::gnmi::TypedValue> Leaves(const ::gnmi::Notification& n) 
   return req;
 }
 
+std::vector<NicTraffic> EveryNic(int hosts, int nics, uint64_t tx_bytes, uint64_t rx_bytes) {
+  std::vector<NicTraffic> t;
+  for (int h = 1; h <= hosts; ++h) {
+    for (int k = 0; k < nics; ++k) t.push_back({h, k, tx_bytes, rx_bytes, tx_bytes / 4096, rx_bytes / 4096, true});
+  }
+  return t;
+}
+
+PortCounters CountersOf(const SwitchFabric& f, int switch_index, int port) {
+  PortCounters c;
+  f.WithSwitch(switch_index, [&](const SimSwitch& s) { c = s.ports[port].c; });
+  return c;
+}
+
 void SimGnmiTest::Start(std::vector<std::string> dialects, int hosts, int nics, int spines,
                         GnmiServeOptions options, SwitchFabric::Options o) {
   o.hosts = hosts;

@@ -28,6 +28,11 @@ std::map<std::string, ::gnmi::TypedValue> Leaves(const ::gnmi::Notification& n);
                                        ::gnmi::SubscriptionList::Mode list_mode =
                                            ::gnmi::SubscriptionList::STREAM);
 
+// Every NIC of `hosts` x `nics` at these byte counts so far (packets of 4096 bytes), link up.
+std::vector<NicTraffic> EveryNic(int hosts, int nics, uint64_t tx_bytes, uint64_t rx_bytes);
+// A copy of one port's counters, read under the fabric's lock.
+PortCounters CountersOf(const SwitchFabric& f, int switch_index, int port);
+
 // A fabric of simulated switches with gNMI servers, whose NIC traffic the test moves by hand.
 class SimGnmiTest : public ::testing::Test {
  protected:

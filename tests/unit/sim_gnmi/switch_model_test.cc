@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "sim/switch_model.h"
+#include "unit/sim_gnmi/sim_gnmi_fixture.h"
 #include "sim/topology_writer.h"
 #include "support/ttar.h"
 #include "topology/lldp_check.h"
@@ -79,18 +80,10 @@ TEST(SwitchFabric, RailOptimisedPlanWithDialectsPerSwitch) {
 }
 
 std::vector<NicTraffic> Traffic(int hosts, int nics, uint64_t bytes) {
-  std::vector<NicTraffic> t;
-  for (int h = 1; h <= hosts; ++h) {
-    for (int k = 0; k < nics; ++k) t.push_back({h, k, bytes, bytes / 2, bytes / 4096, bytes / 8192, true});
-  }
-  return t;
+  return testing::EveryNic(hosts, nics, bytes, bytes / 2);
 }
 
-PortCounters Counters(const SwitchFabric& f, int sw, int port) {
-  PortCounters c;
-  f.WithSwitch(sw, [&](const SimSwitch& s) { c = s.ports[port].c; });
-  return c;
-}
+PortCounters Counters(const SwitchFabric& f, int sw, int port) { return testing::CountersOf(f, sw, port); }
 
 TEST(SwitchFabric, PortsMirrorTheirNicsAndUplinksCarryAShare) {
   SwitchFabric::Options o;
@@ -137,7 +130,7 @@ TEST(SwitchFabric, FlapsCountCarrierTransitionsAndTheSameSeedGivesTheSameCounter
 }
 
 TEST(SwitchFabric, FaultsAreWrittenAsGroundTruth) {
-  testing::TempDir dir;
+  railwatch::testing::TempDir dir;
   SwitchFabric::Options o;
   o.hosts = 2;
   o.nics_per_host = 2;
@@ -164,7 +157,7 @@ TEST(SwitchFabric, FaultsAreWrittenAsGroundTruth) {
 }
 
 TEST(TopologyWriter, TargetsAndTopologyFilesParseWithTheExpectedEntries) {
-  testing::TempDir dir;
+  railwatch::testing::TempDir dir;
   SwitchFabric::Options o;
   o.hosts = 3;
   o.nics_per_host = 2;
