@@ -61,6 +61,9 @@ ABSL_FLAG(std::string, gnmi_password, "", "switches require this password (gRPC 
 ABSL_FLAG(std::vector<std::string>, pfc_storm, {},
           "PFC storms to inject, HOST/DEVICE@OFFSET: that NIC pauses its leaf port on priority 3");
 ABSL_FLAG(absl::Duration, pfc_storm_for, absl::Seconds(30), "how long a PFC storm lasts (0: forever)");
+ABSL_FLAG(std::vector<std::string>, pfc_deadlock, {},
+          "PFC deadlocks to inject, HOST/DEVICE@OFFSET[:DURATION] (0 or none: to the end): the "
+          "leaf port facing that NIC has its queue 3 stuck, paused and sending nothing");
 ABSL_FLAG(std::vector<std::string>, lldp_miswire, {},
           "switch ports whose LLDP neighbour is another host than the topology says, SWITCH/PORT");
 
@@ -76,8 +79,9 @@ absl::Status StartSwitches(const railwatch::sim::SysfsFabric::Options& fabric, a
                      absl::GetFlag(FLAGS_spines) > 0 || !absl::GetFlag(FLAGS_gnmi_targets_out).empty();
   const std::string topology_out = absl::GetFlag(FLAGS_topology_out);
   if (!serve && topology_out.empty()) {
-    if (!absl::GetFlag(FLAGS_pfc_storm).empty() || !absl::GetFlag(FLAGS_lldp_miswire).empty()) {
-      return absl::InvalidArgumentError("--pfc_storm and --lldp_miswire need --switches");
+    if (!absl::GetFlag(FLAGS_pfc_storm).empty() || !absl::GetFlag(FLAGS_lldp_miswire).empty() ||
+        !absl::GetFlag(FLAGS_pfc_deadlock).empty()) {
+      return absl::InvalidArgumentError("--pfc_storm, --pfc_deadlock and --lldp_miswire need --switches");
     }
     return absl::OkStatus();
   }
@@ -94,6 +98,11 @@ absl::Status StartSwitches(const railwatch::sim::SysfsFabric::Options& fabric, a
     if (!storm.ok()) return storm.status();
     storm->duration = absl::GetFlag(FLAGS_pfc_storm_for);
     so.storms.push_back(*storm);
+  }
+  for (const std::string& spec : absl::GetFlag(FLAGS_pfc_deadlock)) {
+    absl::StatusOr<sim::PfcDeadlock> deadlock = sim::ParsePfcDeadlock(spec);
+    if (!deadlock.ok()) return deadlock.status();
+    so.deadlocks.push_back(*deadlock);
   }
   for (const std::string& spec : absl::GetFlag(FLAGS_lldp_miswire)) {
     absl::StatusOr<sim::LldpMiswire> m = sim::ParseLldpMiswire(spec);
@@ -167,7 +176,8 @@ int main(int argc, char** argv) {
   static absl::Notification stop;
   railwatch::NotifyOnTerminationSignal(stop);
   std::vector<std::string> args = railwatch::sim::JoinRepeatedFlags(
-      argc, argv, {"flap", "pfc_storm", "lldp_miswire", "job", "degrade", "ecn_misconfig"});
+      argc, argv, {"flap", "pfc_storm", "lldp_miswire", "job", "degrade", "ecn_misconfig",
+                    "pfc_deadlock"});
   std::vector<char*> arg_pointers;
   for (std::string& a : args) arg_pointers.push_back(a.data());
   absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());

@@ -17,32 +17,19 @@ namespace railwatch::sim {
 
 namespace {
 
+// How much a counter moved since `seen` (which it updates); a counter that went back restarted
+// from 0 (a driver reload) and moved by its whole value.
+uint64_t Delta(uint64_t now, uint64_t& seen) {
+  const uint64_t d = now >= seen ? now - seen : now;
+  seen = now;
+  return d;
+}
+
 // A share of each leaf's traffic leaves the rail through the spines (PXN off, some cross-rail
 // collectives); rail-optimised fabrics keep most of it on the leaf.
 constexpr double kUplinkShare = 0.05;
-// SONiC's default PFC-WD detection time and a restoration period after which a storm that is
-// still on is detected again.
-constexpr absl::Duration kWatchdogDetection = absl::Milliseconds(200);
-constexpr absl::Duration kWatchdogRestoration = absl::Seconds(2);
 
 }  // namespace
-
-absl::StatusOr<PfcStorm> ParsePfcStorm(absl::string_view spec) {
-  std::vector<absl::string_view> at = absl::StrSplit(spec, '@');
-  std::vector<absl::string_view> parts;
-  if (at.size() == 2) parts = absl::StrSplit(at[0], '/');
-  if (parts.size() != 2 || parts[0].empty() || parts[1].empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "bad PFC storm \"", spec, "\": expected HOST/DEVICE@OFFSET, e.g. gpu-node-002/mlx5_3@10s"));
-  }
-  PfcStorm s;
-  s.host = std::string(parts[0]);
-  s.device = std::string(parts[1]);
-  absl::StatusOr<absl::Duration> offset = ParseDuration(at[1]);
-  if (!offset.ok()) return offset.status();
-  s.at = *offset;
-  return s;
-}
 
 SwitchFabric::SwitchFabric(Options options, absl::Time start)
     : options_(std::move(options)), start_(start), last_(start), rng_(options_.seed ^ 0x5eed) {}
@@ -52,8 +39,9 @@ absl::StatusOr<std::unique_ptr<SwitchFabric>> SwitchFabric::Create(Options optio
   std::unique_ptr<SwitchFabric> f(new SwitchFabric(std::move(options), start));
   if (absl::Status s = f->Build(); !s.ok()) return s;
   absl::MutexLock lock(&f->mu_);
-  f->storm_state_.assign(f->options_.storms.size(), 0);
-  f->storm_next_detect_.assign(f->options_.storms.size(), absl::InfinitePast());
+  f->nic_seen_.resize(f->nic_port_.size());
+  f->storm_state_.resize(f->options_.storms.size());
+  f->deadlock_state_.resize(f->options_.deadlocks.size());
   return f;
 }
 
@@ -67,10 +55,14 @@ absl::Status SwitchFabric::Update(absl::Time now, const std::vector<NicTraffic>&
   const double dt = absl::ToDoubleSeconds(now - last_);
   if (dt <= 0) return absl::OkStatus();
   last_ = now;
-  std::vector<uint64_t> leaf_in(leaves_, 0), leaf_out(leaves_, 0);
+  std::vector<uint64_t>& leaf_in = leaf_in_;
+  std::vector<uint64_t>& leaf_out = leaf_out_;
+  leaf_in.assign(leaves_, 0);
+  leaf_out.assign(leaves_, 0);
   for (const NicTraffic& n : nics) {
     if (n.nic < 0 || n.nic >= options_.nics_per_host || n.host < 1 || n.host > options_.hosts) continue;
-    const auto [leaf, port] = nic_port_[static_cast<size_t>(n.host - 1) * options_.nics_per_host + n.nic];
+    const size_t index = static_cast<size_t>(n.host - 1) * options_.nics_per_host + n.nic;
+    const auto [leaf, port] = nic_port_[index];
     SwitchPort& p = switches_[leaf].ports[port];
     PortCounters& c = p.c;
     if (p.up != n.up) {
@@ -78,17 +70,22 @@ absl::Status SwitchFabric::Update(absl::Time now, const std::vector<NicTraffic>&
       ++c.carrier_transitions;
     }
     // What the NIC sends the port receives, and the other way round.
-    const uint64_t out_delta = n.rx_bytes >= c.out_octets ? n.rx_bytes - c.out_octets : 0;
-    leaf_in[leaf] += n.tx_bytes >= c.in_octets ? n.tx_bytes - c.in_octets : 0;
-    leaf_out[leaf] += out_delta;
-    c.in_octets = std::max(c.in_octets, n.tx_bytes);
-    c.out_octets = std::max(c.out_octets, n.rx_bytes);
-    c.in_ucast_pkts = std::max(c.in_ucast_pkts, n.tx_packets);
-    c.out_ucast_pkts = std::max(c.out_ucast_pkts, n.rx_packets);
-    c.queue_octets[kRocePriority] = c.out_octets;
-    c.queue_pkts[kRocePriority] = c.out_ucast_pkts;
+    NicSeen& seen = nic_seen_[index];
+    const uint64_t in = Delta(n.tx_bytes, seen.tx_bytes), in_pkts = Delta(n.tx_packets, seen.tx_packets);
+    uint64_t out = Delta(n.rx_bytes, seen.rx_bytes), out_pkts = Delta(n.rx_packets, seen.rx_packets);
     // What this queue marked is what the NIC received marked.
-    c.queue_ecn_marked[kRocePriority] = std::max(c.queue_ecn_marked[kRocePriority], n.ecn_marked);
+    uint64_t marks = Delta(n.ecn_marked, seen.ecn_marked);
+    const int queue = kRocePriority;
+    if (p.queue_stuck[queue]) out = out_pkts = marks = 0;  // nothing leaves a stuck queue
+    c.in_octets += in;
+    c.in_ucast_pkts += in_pkts;
+    c.out_octets += out;
+    c.out_ucast_pkts += out_pkts;
+    c.queue_octets[queue] += out;
+    c.queue_pkts[queue] += out_pkts;
+    c.queue_ecn_marked[queue] += marks;
+    leaf_in[leaf] += in;
+    leaf_out[leaf] += out;
   }
 
   // A leaf whose ECN threshold is too high lets its queues fill to XOFF: every port sends
@@ -148,6 +145,7 @@ absl::Status SwitchFabric::Update(absl::Time now, const std::vector<NicTraffic>&
     }
   }
   ApplyStorms(now, dt);
+  ApplyDeadlocks(now, dt);
   return absl::OkStatus();
 }
 
@@ -160,57 +158,6 @@ std::vector<double> SwitchFabric::LeafMarking(absl::Time now) const {
     share = std::min(share, EcnMarkingShare(m.threshold_offset_kb));
   }
   return marking;
-}
-
-void SwitchFabric::ApplyStorms(absl::Time now, double dt) {
-  for (size_t i = 0; i < options_.storms.size(); ++i) {
-    const PfcStorm& storm = options_.storms[i];
-    if (storm_state_[i] == 2) continue;
-    const auto [k, port] = LeafPortOf(storm.host, storm.device);
-    SwitchPort& victim = switches_[k].ports[port];
-    PortCounters& c = victim.c;
-    if (storm_state_[i] == 0) {
-      if (now < start_ + storm.at) continue;
-      storm_state_[i] = 1;
-      storm_next_detect_[i] = now + kWatchdogDetection;
-      spdlog::info("injected PFC storm: {}/{} -> {} {}", storm.host, storm.device,
-                   switches_[k].name, victim.name);
-      absl::Status s = AppendGroundTruth(
-          options_.ground_truth_file,
-          absl::StrFormat("{\"fault\": \"pfc_storm\", \"host\": \"%s\", \"device\": \"%s\", "
-                          "\"switch\": \"%s\", \"port\": \"%s\", \"priority\": %d, "
-                          "\"injected_at_unix_nano\": %d, \"duration_ms\": %d}",
-                          storm.host, storm.device, switches_[k].name, victim.name, kRocePriority,
-                          absl::ToUnixNanos(now), absl::ToInt64Milliseconds(storm.duration)));
-      if (!s.ok()) spdlog::warn("{}", s.message());
-    }
-    if (storm.duration > absl::ZeroDuration() && now >= start_ + storm.at + storm.duration) {
-      storm_state_[i] = 2;
-      if (c.wd_stormed[kRocePriority]) {
-        c.wd_stormed[kRocePriority] = false;
-        ++c.wd_restored[kRocePriority];
-      }
-      spdlog::info("PFC storm from {}/{} over", storm.host, storm.device);
-      continue;
-    }
-    // The NIC pauses the leaf; the leaf, its queue toward the NIC stuck, pauses everyone
-    // who sends into it: the other hosts of the rail and the spines.
-    c.in_pfc[kRocePriority] += DrawCount(rng_, options_.storm_pause_rate * dt);
-    for (SwitchPort& p : switches_[k].ports) {
-      if (&p == &victim || !p.up) continue;
-      const uint64_t relayed = DrawCount(rng_, options_.relay_pause_rate * dt);
-      p.c.out_pfc[kRocePriority] += relayed;
-      if (p.uplink) switches_[p.peer_switch].ports[p.peer_port_index].c.in_pfc[kRocePriority] += relayed;
-    }
-    if (now >= storm_next_detect_[i]) {
-      // Detected (again, after a restoration that did not end the storm).
-      if (c.wd_stormed[kRocePriority]) ++c.wd_restored[kRocePriority];
-      c.wd_stormed[kRocePriority] = true;
-      ++c.wd_detected[kRocePriority];
-      storm_next_detect_[i] = now + kWatchdogRestoration;
-    }
-    if (c.wd_stormed[kRocePriority]) c.queue_dropped[kRocePriority] += DrawCount(rng_, 1000 * dt);
-  }
 }
 
 }  // namespace railwatch::sim

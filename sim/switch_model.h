@@ -56,6 +56,8 @@ struct SwitchPort {
   std::string lldp_system_name, lldp_port_id, lldp_chassis_id;
   // Mutable state, guarded by the fabric's lock.
   bool up = true;
+  // Egress queues that send nothing (a PFC deadlock holds them paused).
+  std::array<bool, kQueues> queue_stuck{};
   PortCounters c;
 };
 
@@ -117,6 +119,11 @@ class SwitchFabric {
     double benign_pause_rate = 2;
     double storm_pause_rate = 20000;
     double relay_pause_rate = 3000;
+    // A deadlocked link, on priority 3: the leaf port holds its NIC in XOFF, refreshing the
+    // pause every quantum (65535 x 512 bit times at 400G = 84 µs: about 12,000/s, as the NIC
+    // side counts it); the NIC holds the port's queue with fewer, longer pauses.
+    double deadlock_pause_rate = 12000;
+    double deadlock_nic_pause_rate = 50;
   };
 
   static absl::StatusOr<std::unique_ptr<SwitchFabric>> Create(Options options, absl::Time start);
@@ -140,7 +147,15 @@ class SwitchFabric {
   absl::Status BuildPorts(const std::vector<std::string>& leaf_names);
   absl::Status AssignDialects(const std::vector<std::string>& names);
   absl::Status ApplyMiswires();
+  // A storm's or deadlock's progress: 0 pending, 1 active, 2 over; when the PFC watchdog
+  // next detects it.
+  struct FaultState {
+    int phase = 0;
+    absl::Time next_detect = absl::InfinitePast();
+  };
+  // sim/switch_faults.cc: the PFC storms and deadlocks on leaf ports.
   void ApplyStorms(absl::Time now, double dt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyDeadlocks(absl::Time now, double dt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // ECN marking share of each leaf at `now` (1: healthy).
   std::vector<double> LeafMarking(absl::Time now) const;
 
@@ -154,8 +169,14 @@ class SwitchFabric {
   mutable absl::Mutex mu_;
   std::vector<SimSwitch> switches_;  // structure fixed; counters ABSL_GUARDED_BY(mu_)
   std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
-  std::vector<int> storm_state_ ABSL_GUARDED_BY(mu_);  // 0 pending, 1 active, 2 over
-  std::vector<absl::Time> storm_next_detect_ ABSL_GUARDED_BY(mu_);
+  // Each NIC's counters at the last Update, for deltas (a NIC's counters may restart from 0).
+  struct NicSeen {
+    uint64_t tx_bytes = 0, rx_bytes = 0, tx_packets = 0, rx_packets = 0, ecn_marked = 0;
+  };
+  std::vector<NicSeen> nic_seen_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint64_t> leaf_in_ ABSL_GUARDED_BY(mu_), leaf_out_ ABSL_GUARDED_BY(mu_);
+  std::vector<FaultState> storm_state_ ABSL_GUARDED_BY(mu_);
+  std::vector<FaultState> deadlock_state_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace railwatch::sim

@@ -1,0 +1,209 @@
+// The simulated leaves' PFC faults: --pfc_deadlock (a stuck queue that is no storm) and the
+// PFC storm spreading through the spines.
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "sim/fault_specs.h"
+#include "support/ttar.h"
+#include "unit/sim_gnmi/sim_gnmi_fixture.h"
+#include "yaml-cpp/yaml.h"
+
+namespace railwatch::sim::testing {
+namespace {
+
+const absl::Time kStart = absl::FromUnixSeconds(1'800'000'000);
+constexpr absl::Duration kTick = absl::Milliseconds(100);
+
+TEST(SwitchFaultFlags, ParsePfcDeadlock) {
+  absl::StatusOr<PfcDeadlock> d = ParsePfcDeadlock("gpu-node-004/mlx5_1@15s");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->host, "gpu-node-004");
+  EXPECT_EQ(d->device, "mlx5_1");
+  EXPECT_EQ(d->at, absl::Seconds(15));
+  EXPECT_EQ(d->duration, absl::ZeroDuration()) << "to the end";
+  d = ParsePfcDeadlock("gpu-node-004/mlx5_1@1m:40s");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->at, absl::Minutes(1));
+  EXPECT_EQ(d->duration, absl::Seconds(40));
+  for (const char* bad : {"gpu-node-004@15s", "gpu-node-004/mlx5_1", "gpu-node-004/mlx5_1@soon",
+                          "gpu-node-004/mlx5_1@15s:long", "gpu-node-004/mlx5_1@15s:-1s",
+                          "gpu-node-004/mlx5_1@15s:1s:2s", "/mlx5_1@1s"}) {
+    absl::StatusOr<PfcDeadlock> b = ParsePfcDeadlock(bad);
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_NE(std::string(b.status().message()).find("--pfc_deadlock"), std::string::npos) << b.status();
+    EXPECT_NE(std::string(b.status().message()).find("HOST/DEVICE@OFFSET[:DURATION]"), std::string::npos);
+  }
+}
+
+// A switch fabric whose NICs all keep moving 4 GB per 100 ms each way, ticked every 100 ms.
+class Ticked {
+ public:
+  explicit Ticked(SwitchFabric::Options o) {
+    absl::StatusOr<std::unique_ptr<SwitchFabric>> f = SwitchFabric::Create(o, kStart);
+    EXPECT_TRUE(f.ok()) << f.status();
+    if (f.ok()) fabric_ = std::move(*f);
+    hosts_ = o.hosts;
+    nics_ = o.nics_per_host;
+  }
+  void RunUntil(absl::Duration t) {
+    for (; now_ + kTick <= t; now_ += kTick) {
+      ++ticks_;
+      ASSERT_TRUE(fabric_->Update(kStart + now_ + kTick, EveryNic(hosts_, nics_, 4'000'000'000ull * ticks_,
+                                                                   4'000'000'000ull * ticks_))
+                      .ok());
+    }
+  }
+  PortCounters Port(int sw, int port) const { return CountersOf(*fabric_, sw, port); }
+  // Every port's counters, switch by switch.
+  std::vector<std::vector<PortCounters>> All() const {
+    std::vector<std::vector<PortCounters>> out(fabric_->switches().size());
+    for (size_t s = 0; s < out.size(); ++s) {
+      for (size_t p = 0; p < fabric_->switches()[s].ports.size(); ++p) out[s].push_back(Port(static_cast<int>(s), static_cast<int>(p)));
+    }
+    return out;
+  }
+  std::unique_ptr<SwitchFabric> fabric_;
+
+ private:
+  int hosts_ = 0, nics_ = 0;
+  uint64_t ticks_ = 0;
+  absl::Duration now_;
+};
+
+TEST(SwitchDeadlock, QueueThreeSendsNothingAndTheWatchdogHoldsItStormedUntilTheEnd) {
+  railwatch::testing::TempDir dir;
+  SwitchFabric::Options o;
+  o.hosts = 4;
+  o.nics_per_host = 2;
+  o.spines = 1;
+  o.dialects = {"sonic"};
+  o.ground_truth_file = dir.path() + "/truth.jsonl";
+  o.deadlocks.push_back({"gpu-node-002", "mlx5_1", absl::Seconds(2), absl::Seconds(10)});
+  Ticked f(o);
+  ASSERT_NE(f.fabric_, nullptr);
+  // leaf-r1, host 2 on panel position 1.
+  f.RunUntil(absl::Seconds(2) - kTick);
+  const PortCounters healthy = f.Port(1, 1);
+  EXPECT_GT(healthy.queue_pkts[kRocePriority], 0u);
+  EXPECT_FALSE(healthy.wd_stormed[kRocePriority]);
+  f.RunUntil(absl::Seconds(2) + absl::Milliseconds(100));
+  EXPECT_EQ(f.Port(1, 1).wd_detected[kRocePriority], 0u) << "detection takes 200 ms";
+  f.RunUntil(absl::Seconds(3));
+  const PortCounters stuck = f.Port(1, 1);
+  EXPECT_EQ(stuck.wd_detected[kRocePriority], 1u);
+  EXPECT_TRUE(stuck.wd_stormed[kRocePriority]);
+  f.RunUntil(absl::Seconds(11));
+  const PortCounters later = f.Port(1, 1);
+  // Nothing left queue 3 since the deadlock began; the watchdog never restored in between.
+  EXPECT_EQ(later.queue_pkts[kRocePriority], stuck.queue_pkts[kRocePriority]);
+  EXPECT_EQ(later.queue_octets[kRocePriority], stuck.queue_octets[kRocePriority]);
+  EXPECT_EQ(later.wd_detected[kRocePriority], 1u);
+  EXPECT_EQ(later.wd_restored[kRocePriority], 0u);
+  EXPECT_TRUE(later.wd_stormed[kRocePriority]);
+  EXPECT_GT(later.queue_dropped[kRocePriority], stuck.queue_dropped[kRocePriority]) << "the watchdog drops";
+  EXPECT_GT(later.queue_pkts[0], stuck.queue_pkts[0]) << "best effort still flows";
+  EXPECT_GT(f.Port(1, 0).queue_pkts[kRocePriority], healthy.queue_pkts[kRocePriority] * 4)
+      << "the other ports carry on";
+  EXPECT_GT(later.in_octets, stuck.in_octets) << "the port still receives";
+  // Over at 12 s: restored once, and the queue sends again.
+  f.RunUntil(absl::Seconds(13));
+  const PortCounters over = f.Port(1, 1);
+  EXPECT_FALSE(over.wd_stormed[kRocePriority]);
+  EXPECT_EQ(over.wd_restored[kRocePriority], 1u);
+  EXPECT_GT(over.queue_pkts[kRocePriority], later.queue_pkts[kRocePriority]);
+
+  std::ifstream in(o.ground_truth_file);
+  std::string line, extra;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_FALSE(std::getline(in, extra));
+  YAML::Node t = YAML::Load(line);  // JSON is YAML
+  EXPECT_EQ(t["fault"].as<std::string>(), "pfc_deadlock");
+  EXPECT_EQ(t["host"].as<std::string>(), "gpu-node-002");
+  EXPECT_EQ(t["device"].as<std::string>(), "mlx5_1");
+  EXPECT_EQ(t["switch"].as<std::string>(), "leaf-r1");
+  EXPECT_EQ(t["interface"].as<std::string>(), "Ethernet4");
+  EXPECT_EQ(t["queue"].as<int>(), 3);
+  EXPECT_EQ(t["duration_ms"].as<int64_t>(), 10000);
+  EXPECT_EQ(t["injected_at_unix_nano"].as<int64_t>(), absl::ToUnixNanos(kStart + absl::Seconds(2)));
+}
+
+// rules/pfc-storm.yaml must not see a storm: no switch port receives pauses at a storm's rate
+// (2,000/s); the deadlocked NIC sends its port under 100/s (the watchdog branch's bar) while
+// the port pauses it at the quantum refresh rate; every other port stays benign.
+TEST(SwitchDeadlock, PausesGoBothWaysOnTheLinkAndNoPortLooksLikeAStormSource) {
+  SwitchFabric::Options o;
+  o.hosts = 4;
+  o.nics_per_host = 2;
+  o.spines = 2;
+  o.deadlocks.push_back({"gpu-node-003", "mlx5_0", absl::Seconds(1)});
+  Ticked f(o);
+  ASSERT_NE(f.fabric_, nullptr);
+  f.RunUntil(absl::Seconds(2));
+  const auto before = f.All();
+  f.RunUntil(absl::Seconds(12));
+  const auto after = f.All();
+  for (size_t s = 0; s < after.size(); ++s) {
+    for (size_t p = 0; p < after[s].size(); ++p) {
+      const double rx = (after[s][p].in_pfc[kRocePriority] - before[s][p].in_pfc[kRocePriority]) / 10.0;
+      const double tx = (after[s][p].out_pfc[kRocePriority] - before[s][p].out_pfc[kRocePriority]) / 10.0;
+      if (s == 0 && p == 2) {  // leaf-r0, gpu-node-003
+        EXPECT_GT(rx, 30) << "the NIC holds the port's queue";
+        EXPECT_LT(rx, 100);
+        EXPECT_NEAR(tx, 12000, 200) << "the port holds the NIC in XOFF";
+      } else {
+        EXPECT_LT(rx, 10) << "switch " << s << " port " << p;
+        EXPECT_LT(tx, 10) << "switch " << s << " port " << p;
+      }
+    }
+  }
+}
+
+TEST(SwitchDeadlock, UnknownNicIsRefused) {
+  SwitchFabric::Options o;
+  o.hosts = 2;
+  o.nics_per_host = 2;
+  o.deadlocks.push_back({"gpu-node-003", "mlx5_0", absl::Seconds(1)});
+  absl::StatusOr<std::unique_ptr<SwitchFabric>> f = SwitchFabric::Create(o, kStart);
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(std::string(f.status().message()).find("gpu-node-003/mlx5_0 is not a simulated NIC"),
+            std::string::npos);
+}
+
+// What the switch agent reads from a SONiC leaf: the queue's watchdog fields and packets.
+nlohmann::json SonicQueues(std::unique_ptr<::gnmi::gNMI::Stub> stub,
+                           std::unique_ptr<grpc::ClientContext> ctx, const std::string& port) {
+  auto stream = stub->Subscribe(ctx.get());
+  EXPECT_TRUE(stream->Write(StreamRequest({P("/COUNTERS/" + port + "/Queues", "COUNTERS_DB")}, ::gnmi::SAMPLE,
+                                          absl::Seconds(1), ::gnmi::SubscriptionList::ONCE)));
+  ::gnmi::SubscribeResponse r;
+  nlohmann::json out;
+  while (stream->Read(&r)) {
+    if (r.has_update() && r.update().update_size() == 1) {
+      out = nlohmann::json::parse(r.update().update(0).val().json_ietf_val());
+    }
+  }
+  EXPECT_TRUE(stream->Finish().ok());
+  return out;
+}
+
+TEST_F(SimGnmiTest, DeadlockedSonicQueueIsStormedAndSendsNothing) {
+  SwitchFabric::Options extra;
+  extra.deadlocks.push_back({"gpu-node-002", "mlx5_0", absl::Milliseconds(500)});
+  Start({"sonic"}, 2, 1, 0, {}, extra);
+  for (int i = 0; i < 10; ++i) Advance(absl::Milliseconds(100));
+  const nlohmann::json a = SonicQueues(Stub(0), Context(), "Ethernet4");
+  for (int i = 0; i < 20; ++i) Advance(absl::Milliseconds(100));
+  const nlohmann::json b = SonicQueues(Stub(0), Context(), "Ethernet4");
+  ASSERT_TRUE(b.contains("Ethernet4:3")) << b.dump();
+  EXPECT_EQ(b["Ethernet4:3"]["PFC_WD_STATUS"], "stormed");
+  EXPECT_EQ(b["Ethernet4:3"]["SAI_QUEUE_ATTR_PAUSE_STATUS"], "true");
+  EXPECT_EQ(b["Ethernet4:3"]["PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED"], "1");
+  EXPECT_EQ(b["Ethernet4:3"]["PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED"], "0");
+  EXPECT_EQ(a["Ethernet4:3"]["SAI_QUEUE_STAT_PACKETS"], b["Ethernet4:3"]["SAI_QUEUE_STAT_PACKETS"]);
+  EXPECT_EQ(b["Ethernet4:4"]["PFC_WD_STATUS"], "operational");
+}
+
+}  // namespace
+}  // namespace railwatch::sim::testing
