@@ -14,6 +14,7 @@
 #include "common/signals.h"
 #include "sim/gnmi_switch.h"
 #include "sim/repeated_flags.h"
+#include "sim/runner.h"
 #include "sim/switch_model.h"
 #include "sim/sysfs_fabric.h"
 #include "sim/topology_writer.h"
@@ -167,12 +168,22 @@ absl::Status ParseTrafficFaults(railwatch::sim::SysfsFabric::Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Subcommands (docs/SCENARIOS.md), before the simulator's own flags are parsed.
+  if (argc > 1 && (std::string(argv[1]) == "run" || std::string(argv[1]) == "score")) {
+    const std::vector<std::string> sub(argv + 2, argv + argc);
+    if (std::string(argv[1]) == "score") return railwatch::sim::ScoreMain(sub);
+    static absl::Notification run_stop;
+    railwatch::NotifyOnTerminationSignal(run_stop);
+    return railwatch::sim::RunMain(sub, run_stop);
+  }
   absl::SetProgramUsageMessage(
       "railwatch simulator: writes sysfs trees for simulated GPU hosts whose RDMA counters move\n"
       "with a training job's traffic, and injects faults at chosen times.\n"
       "Usage: railwatch-sim --root=DIR [--hosts=4] [--job=train:1-4] [--flap=gpu-node-003/mlx5_5/1@8s]\n"
       "       [--switches --spines=2] [--pfc_storm=...] [--degrade=...] [--ecn_misconfig=...]\n"
-      "See docs/SIMULATOR.md.");
+      "       railwatch-sim run [--live] SCENARIO.yaml...   (play and score scenarios)\n"
+      "       railwatch-sim score --scenario=F --truth=T --diagnoses=D\n"
+      "See docs/SIMULATOR.md and docs/SCENARIOS.md.");
   static absl::Notification stop;
   railwatch::NotifyOnTerminationSignal(stop);
   std::vector<std::string> args = railwatch::sim::JoinRepeatedFlags(

@@ -1,0 +1,382 @@
+// One scenario through the real programs: simulator, railwatchd, agents (and the baseline),
+// then the diagnoses scored against the ground truth.
+#include "sim/runner.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "cli/client.h"
+#include "common/text.h"
+#include "grpcpp/grpcpp.h"
+#include "nlohmann/json.hpp"
+#include "railwatch/v1/query.grpc.pb.h"
+#include "sim/runner_live.h"
+#include "sim/runner_process.h"
+#include "sim/scenario_flags.h"
+#include "yaml-cpp/yaml.h"
+
+namespace railwatch::sim {
+
+void Printer::Out(const std::string& text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::cout << text << std::flush;
+}
+void Printer::Progress(const std::string& text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::cerr << text << std::flush;
+}
+void Printer::Live(const std::string& text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  (json_ ? std::cerr : std::cout) << text << std::flush;
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr absl::Duration kStopGrace = absl::Seconds(5);
+constexpr absl::Duration kStartTimeout = absl::Seconds(30);
+constexpr absl::Duration kPoll = absl::Milliseconds(200);
+
+bool FileReady(const std::string& path) {
+  std::error_code ec;
+  return fs::exists(path, ec) && fs::file_size(path, ec) > 0;
+}
+
+// The processes of one run and what they tell; everything is stopped when it goes.
+class Run {
+ public:
+  Run(const Scenario& s, const RunOptions& o, absl::Notification& stop, Printer& printer)
+      : s_(s), o_(o), stop_(stop), printer_(printer) {}
+  ~Run() { StopEverything(); }
+
+  ScenarioRun Play();
+
+ private:
+  void Say(const std::string& line) {
+    printer_.Progress(absl::StrCat("[", s_.name, "] ", line, "\n"));
+  }
+  std::string SinceStart() const {
+    return absl::StrFormat("%.1f s", absl::ToDoubleSeconds(absl::Now() - sim_start_));
+  }
+
+  absl::Status MakeWorkDir();
+  absl::Status Start(const std::string& name, std::vector<std::string> argv) {
+    const std::string log = absl::StrCat(paths_.work, "/logs/", name, ".log");
+    absl::StatusOr<std::unique_ptr<Child>> c = Child::Start(name, argv, log);
+    if (!c.ok()) return c.status();
+    children_.push_back(std::move(*c));
+    return absl::OkStatus();
+  }
+  // OK while every child runs and no one asked to stop; else why not.
+  absl::Status Healthy() {
+    if (stop_.HasBeenNotified()) return absl::CancelledError("interrupted");
+    for (const std::unique_ptr<Child>& c : children_) {
+      if (!c->Running()) {
+        return absl::AbortedError(absl::StrCat(c->name(), " ", c->ExitDescription(),
+                                               "; the end of ", c->log_path(), ":\n",
+                                               c->LogTail(15)));
+      }
+    }
+    return absl::OkStatus();
+  }
+  // Waits until `ready` holds, a child dies, or `deadline`.
+  template <typename Ready>
+  absl::Status WaitFor(absl::Time deadline, const std::string& what, Ready ready) {
+    while (true) {
+      if (absl::Status h = Healthy(); !h.ok()) return h;
+      if (ready()) return absl::OkStatus();
+      if (absl::Now() >= deadline) return absl::DeadlineExceededError(absl::StrCat("no ", what));
+      stop_.WaitForNotificationWithTimeout(kPoll);
+    }
+  }
+  absl::Status StartFabric();
+  absl::Status StartDaemonAndAgents();
+  absl::Status WaitConnected();
+  std::string NotConnected();
+  absl::Status FetchDiagnoses();
+  void Forever();
+  void StopEverything() {
+    live_.reset();
+    std::vector<Child*> all;
+    for (const std::unique_ptr<Child>& c : children_) all.push_back(c.get());
+    StopAll(all, kStopGrace);
+  }
+  absl::StatusOr<ScenarioScore> Score(const std::string& system, const std::string& diagnoses);
+
+  const Scenario& s_;
+  const RunOptions& o_;
+  absl::Notification& stop_;
+  Printer& printer_;
+  RunPaths paths_;
+  absl::Time sim_start_;
+  std::vector<std::unique_ptr<Child>> children_;
+  std::string grpc_, metrics_;
+  int targets_ = 0;
+  std::unique_ptr<v1::Query::Stub> stub_;
+  std::unique_ptr<LiveWatch> live_;
+  double setup_s_ = 0;
+};
+
+absl::Status Run::MakeWorkDir() {
+  std::error_code ec;
+  std::string work;
+  if (!o_.out_dir.empty()) {
+    work = absl::StrCat(o_.out_dir, "/", s_.name);
+    fs::remove_all(work, ec);
+    fs::create_directories(work, ec);
+  } else {
+    const char* tmp = getenv("TMPDIR");
+    std::string pattern = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/railwatch-",
+                                       s_.name, "-XXXXXX");
+    if (mkdtemp(pattern.data()) == nullptr) {
+      return absl::InternalError(absl::StrCat("cannot make a work directory ", pattern));
+    }
+    work = pattern;
+  }
+  paths_ = RunPathsUnder(fs::absolute(work).string());
+  fs::create_directories(paths_.work + "/logs", ec);
+  fs::create_directories(paths_.work + "/state", ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot make ", paths_.work, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+absl::Status Run::StartFabric() {
+  absl::StatusOr<std::vector<std::string>> sim_args =
+      SimulatorArgs(s_, paths_, [](absl::string_view flag) { return SimHasFlag(flag); });
+  if (!sim_args.ok()) return sim_args.status();
+  std::vector<std::string> argv = {o_.self};
+  argv.insert(argv.end(), sim_args->begin(), sim_args->end());
+  sim_start_ = absl::Now();
+  if (absl::Status st = Start("railwatch-sim", argv); !st.ok()) return st;
+  if (absl::Status st =
+          WaitFor(absl::Now() + kStartTimeout, "topology and targets files from the simulator",
+                  [&] { return FileReady(paths_.topology) && FileReady(paths_.targets); });
+      !st.ok()) {
+    return st;
+  }
+  if (o_.baseline) {
+    std::vector<std::string> argv = {o_.python};
+    for (const std::string& a : BaselineArgs(paths_, o_.baseline_script, s_.topology.hosts)) {
+      argv.push_back(a);
+    }
+    if (absl::Status st = Start("baseline", argv); !st.ok()) return st;
+  }
+  try {
+    targets_ = static_cast<int>(YAML::LoadFile(paths_.targets)["targets"].size());
+  } catch (const YAML::Exception& e) {
+    return absl::InternalError(absl::StrCat(paths_.targets, ": ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Run::StartDaemonAndAgents() {
+  std::vector<std::string> argv = {o_.daemon};
+  for (const std::string& a : DaemonArgs(paths_, o_.rules)) argv.push_back(a);
+  if (absl::Status st = Start("railwatchd", argv); !st.ok()) return st;
+  if (absl::Status st = WaitFor(absl::Now() + kStartTimeout, "ready file from railwatchd",
+                                [&] { return FileReady(paths_.daemon_ready); });
+      !st.ok()) {
+    return st;
+  }
+  try {
+    std::ifstream in(paths_.daemon_ready);
+    const nlohmann::json ready = nlohmann::json::parse(in);
+    grpc_ = ready.at("grpc").get<std::string>();
+    metrics_ = ready.at("metrics").get<std::string>();
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat(paths_.daemon_ready, ": ", e.what()));
+  }
+  stub_ = v1::Query::NewStub(grpc::CreateChannel(grpc_, grpc::InsecureChannelCredentials()));
+  if (o_.live) {
+    live_ =
+        std::make_unique<LiveWatch>(grpc_, absl::ToUnixNanos(sim_start_),
+                                    o_.jobs > 1 ? absl::StrCat("[", s_.name, "] ") : "", printer_);
+  }
+  std::vector<std::string> sw = {o_.agent};
+  for (const std::string& a : SwitchAgentArgs(paths_, grpc_, o_.gnmi_profiles)) sw.push_back(a);
+  if (absl::Status st = Start("switch-agent", sw); !st.ok()) return st;
+  for (int h = 1; h <= s_.topology.hosts; ++h) {
+    const std::string host = SimHostName(h);
+    std::vector<std::string> argv = {o_.agent};
+    for (const std::string& a : HostAgentArgs(paths_, grpc_, host, o_.agent_has_ethtool_dumps)) {
+      argv.push_back(a);
+    }
+    if (absl::Status st = Start(host, argv); !st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+// Who is not connected yet, in words; "" when everyone is.
+std::string Run::NotConnected() {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  v1::ListAgentsResponse agents;
+  if (grpc::Status st = stub_->ListAgents(&context, v1::ListAgentsRequest(), &agents); !st.ok()) {
+    return absl::StrCat("railwatchd does not answer ListAgents: ", st.error_message());
+  }
+  int hosts = 0, targets = 0;
+  bool switch_agent = false;
+  for (const v1::AgentInfo& a : agents.agents()) {
+    if (!a.connected()) continue;
+    if (a.agent_id() == "switch-agent") {
+      switch_agent = true;
+      for (const v1::TargetHealth& t : a.targets()) targets += t.connected() ? 1 : 0;
+    } else {
+      ++hosts;
+    }
+  }
+  std::vector<std::string> missing;
+  if (hosts < s_.topology.hosts)
+    missing.push_back(absl::StrCat(hosts, " of ", s_.topology.hosts, " host agents"));
+  if (!switch_agent) missing.push_back("no switch agent");
+  if (targets < targets_)
+    missing.push_back(absl::StrCat(targets, " of ", targets_, " gNMI targets"));
+  if (o_.baseline && !FileReady(paths_.baseline_ready))
+    missing.push_back("the baseline is not ready");
+  return absl::StrJoin(missing, "; ");
+}
+
+absl::Status Run::WaitConnected() {
+  const std::optional<absl::Duration> first = s_.FirstEventAt();
+  const absl::Time deadline = first ? sim_start_ + *first : absl::Now() + o_.connect_timeout;
+  std::string missing;
+  absl::Status st = WaitFor(deadline, "connection", [&] {
+    missing = NotConnected();
+    return missing.empty();
+  });
+  if (absl::IsDeadlineExceeded(st)) {
+    return absl::DeadlineExceededError(
+        first ? absl::StrCat("the first fault or noise is due at ", HumanDuration(*first),
+                             " but after ", SinceStart(), " not everything is connected (", missing,
+                             "): raise its offset above the set-up time")
+              : absl::StrCat("after ", SinceStart(), " not everything is connected: ", missing));
+  }
+  if (!st.ok()) return st;
+  setup_s_ = absl::ToDoubleSeconds(absl::Now() - sim_start_);
+  // The simulator's own clock decides: a fault already in the ground truth came too early.
+  absl::StatusOr<std::string> truth = ReadFile(paths_.ground_truth);
+  if (truth.ok() && truth->find("\"fault\"") != std::string::npos) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("a fault was injected before everything was connected (", SinceStart(),
+                     "): raise its offset"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Run::FetchDiagnoses() {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  v1::ListDiagnosesResponse response;  // an empty filter: every state
+  grpc::Status st = stub_->ListDiagnoses(&context, v1::ListDiagnosesRequest(), &response);
+  if (!st.ok()) {
+    return absl::UnavailableError(absl::StrCat("ListDiagnoses: ", st.error_message()));
+  }
+  std::ofstream out(paths_.diagnoses);
+  out << ToJson(response) << "\n";
+  if (!out) return absl::InternalError(absl::StrCat("cannot write ", paths_.diagnoses));
+  return absl::OkStatus();
+}
+
+void Run::Forever() {
+  const std::string cli = o_.cli.empty() ? "railwatch" : o_.cli;
+  const std::string server = absl::StrCat(cli, " --server=", grpc_);
+  Say(absl::StrCat("the scenario is over; everything keeps running until Ctrl-C\n",
+                   "  railwatchd gRPC   ", grpc_, "\n", "  /metrics          http://", metrics_,
+                   "/metrics\n", "  work directory    ", paths_.work,
+                   " (logs/, truth.jsonl, diagnoses.json)\n", "  try:\n", "    ", server,
+                   " diagnoses --state=all\n", "    ", server, " watch\n", "    ", server,
+                   " explain <ID>\n", "    ", server, " agents\n", "    ", server, " top\n",
+                   "    curl -s http://", metrics_, "/metrics | grep '^fabric_pfc'"));
+  while (Healthy().ok()) stop_.WaitForNotificationWithTimeout(absl::Seconds(1));
+}
+
+absl::StatusOr<ScenarioScore> Run::Score(const std::string& system, const std::string& diagnoses) {
+  absl::StatusOr<std::string> truth_text = ReadFile(paths_.ground_truth);
+  ScoreInput in;
+  in.scenario = &s_;
+  in.system = system;
+  in.sim_start_unix_nano = absl::ToUnixNanos(sim_start_);
+  in.duration = s_.duration + (o_.baseline ? o_.baseline_tail : absl::ZeroDuration());
+  if (truth_text.ok()) {  // no file: nothing was injected
+    absl::StatusOr<std::vector<TruthRecord>> truth =
+        ParseGroundTruth(*truth_text, paths_.ground_truth);
+    if (!truth.ok()) return truth.status();
+    in.truth = std::move(*truth);
+  }
+  absl::StatusOr<std::string> text = ReadFile(diagnoses);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<v1::ListDiagnosesResponse> d = ParseDiagnosesJson(*text, diagnoses);
+  if (!d.ok()) return d.status();
+  in.diagnoses = std::move(*d);
+  ScenarioScore score = ScoreScenario(in);
+  score.setup_s = setup_s_;
+  return score;
+}
+
+ScenarioRun Run::Play() {
+  ScenarioRun result;
+  absl::Status st = MakeWorkDir();
+  if (st.ok()) st = StartFabric();
+  if (st.ok()) st = StartDaemonAndAgents();
+  if (st.ok()) st = WaitConnected();
+  if (st.ok()) {
+    Say(absl::StrCat(
+        "all ", s_.topology.hosts, " host agents, the switch agent and its ", targets_,
+        " gNMI targets connected ", absl::StrFormat("%.1f s", setup_s_),
+        " after the simulator started; running to ",
+        HumanDuration(s_.duration + (o_.baseline ? o_.baseline_tail : absl::ZeroDuration()))));
+    const absl::Time end =
+        sim_start_ + s_.duration + (o_.baseline ? o_.baseline_tail : absl::ZeroDuration());
+    st = WaitFor(end, "", [] { return false; });
+    if (absl::IsDeadlineExceeded(st)) st = FetchDiagnoses();
+  }
+  if (st.ok() && o_.forever) {
+    if (absl::StatusOr<ScenarioScore> score = Score("railwatch", paths_.diagnoses); score.ok()) {
+      printer_.Out(ScoreTable({*score}, /*with_summary=*/false));
+    }
+    Forever();
+  }
+  StopEverything();
+  result.setup_s = setup_s_;
+  if (!st.ok()) {
+    result.error = std::string(st.message());
+  } else {
+    for (const auto& [system, file] :
+         {std::pair<std::string, std::string>{"railwatch", paths_.diagnoses},
+          {"baseline", paths_.baseline_diagnoses}}) {
+      if (system == "baseline" && !o_.baseline) continue;
+      absl::StatusOr<ScenarioScore> score = Score(system, file);
+      if (!score.ok()) {
+        result.error = absl::StrCat(system, ": ", score.status().message());
+        break;
+      }
+      result.scores.push_back(std::move(*score));
+    }
+  }
+  if (!o_.keep && !paths_.work.empty()) {
+    std::error_code ec;
+    fs::remove_all(paths_.work, ec);
+  } else if (!paths_.work.empty()) {
+    Say(absl::StrCat("kept ", paths_.work));
+  }
+  return result;
+}
+
+}  // namespace
+
+ScenarioRun RunScenario(const Scenario& scenario, const RunOptions& options,
+                        absl::Notification& stop, Printer& printer) {
+  Run run(scenario, options, stop, printer);
+  return run.Play();
+}
+
+}  // namespace railwatch::sim

@@ -1,0 +1,169 @@
+// Scenario -> the command lines of the simulator, the agents, the daemon and the baseline.
+#include "sim/scenario_flags.h"
+
+#include <map>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/text.h"
+
+namespace railwatch::sim {
+namespace {
+
+std::string At(absl::Duration d) { return HumanDuration(d); }
+
+std::string Nic(const ScenarioFault& f) { return absl::StrCat(f.host, "/", f.device); }
+
+// The simulator flag and its value for one fault.
+std::pair<std::string, std::string> FaultFlag(const ScenarioFault& f) {
+  const std::string& k = f.kind;
+  if (k == "pfc_storm") return {"pfc_storm", absl::StrCat(Nic(f), "@", At(f.at))};
+  if (k == "pfc_deadlock") {
+    return {
+        "pfc_deadlock",
+        absl::StrCat(Nic(f), "@", At(f.at),
+                     f.duration > absl::ZeroDuration() ? absl::StrCat(":", At(f.duration)) : "")};
+  }
+  if (k == "link_flap") return {"flap", absl::StrCat(Nic(f), "/", f.port, "@", At(f.at))};
+  if (k == "link_flap_repeated") {
+    return {"flap_repeat",
+            absl::StrCat(Nic(f), "/", f.port, "@", At(f.at), ":", f.count, ":", At(f.period))};
+  }
+  if (k == "bit_errors") return {"ber", absl::StrCat(Nic(f), "@", At(f.at), ":", f.per_minute)};
+  if (k == "link_degrade") return {"degrade", absl::StrCat(Nic(f), "@", At(f.at), ":", f.factor)};
+  if (k == "straggler") return {"straggler", absl::StrCat(Nic(f), "@", At(f.at), ":", f.factor)};
+  if (k == "ecn_misconfig") {
+    return {"ecn_misconfig", absl::StrCat(f.switch_name, "@", At(f.at), ":", f.offset_kb)};
+  }
+  if (k == "wrong_priority") return {"wrong_priority", absl::StrCat(f.host, "@", At(f.at))};
+  if (k == "nic_gone") return {"nic_gone", absl::StrCat(Nic(f), "@", At(f.at))};
+  if (k == "packet_loss") {
+    return {"packet_loss", absl::StrCat(Nic(f), "@", At(f.at), ":", f.per_second)};
+  }
+  return {"nccl_error", absl::StrCat(f.host, "@", At(f.at), ":", f.error)};
+}
+
+}  // namespace
+
+RunPaths RunPathsUnder(const std::string& work) {
+  RunPaths p;
+  p.work = work;
+  p.root = work + "/sys";
+  p.ground_truth = work + "/truth.jsonl";
+  p.topology = work + "/topology.yaml";
+  p.targets = work + "/targets.yaml";
+  p.daemon_ready = work + "/daemon-ready.json";
+  p.diagnoses = work + "/diagnoses.json";
+  p.baseline_work = work + "/baseline";
+  p.baseline_ready = work + "/baseline-ready.json";
+  p.baseline_diagnoses = work + "/baseline-diagnoses.json";
+  return p;
+}
+
+absl::StatusOr<std::vector<std::string>> SimulatorArgs(const Scenario& s, const RunPaths& p,
+                                                       const HasFlag& has_flag) {
+  const ScenarioTopology& t = s.topology;
+  std::vector<std::string> args = {
+      "--root=" + p.root,
+      absl::StrCat("--hosts=", t.hosts),
+      absl::StrCat("--nics=", t.nics),
+      absl::StrCat("--seed=", s.seed),
+      absl::StrCat("--link_gbps=", t.link_gbps),
+      absl::StrCat("--spines=", t.spines),
+      "--switch_dialects=" + absl::StrJoin(t.dialects, ","),
+      "--gnmi_targets_out=" + p.targets,
+      "--topology_out=" + p.topology,
+      "--ground_truth=" + p.ground_truth,
+  };
+  std::vector<std::string> missing;
+  // Optional flags: passed when this build has them; refused only when the scenario asks for
+  // something other than what a build without them does.
+  auto optional = [&](const char* flag, const std::string& value, bool is_default) {
+    if (has_flag(flag)) {
+      args.push_back(absl::StrCat("--", flag, value.empty() ? "" : "=", value));
+    } else if (!is_default) {
+      missing.push_back(flag);
+    }
+  };
+  optional("hosts_per_leaf", absl::StrCat(t.hosts_per_leaf), t.hosts_per_leaf == 0);
+  optional("bursty", s.noise.bursty ? "true" : "false", true);
+  optional("benign_pause_rate", absl::StrCat(s.noise.benign_pause_rate),
+           s.noise.benign_pause_rate == 2);
+  optional("ethtool", "", true);
+  optional("nccl_logs", "", true);
+
+  // List flags: one --flag=V1,V2 each (the simulator's list flags are comma-separated).
+  std::map<std::string, std::vector<std::string>> lists;
+  for (const ScenarioJob& j : s.jobs) {
+    lists["job"].push_back(absl::StrCat(j.name, ":", j.first_host, "-", j.last_host, ":", j.util));
+  }
+  for (const DriverReloadNoise& r : s.noise.driver_reloads) {
+    lists["driver_reload"].push_back(absl::StrCat(r.host, "/", r.device, "@", At(r.at)));
+  }
+  const ScenarioFault* storm = nullptr;
+  const ScenarioFault* flap = nullptr;
+  for (const ScenarioFault& f : s.faults) {
+    auto [flag, value] = FaultFlag(f);
+    lists[flag].push_back(value);
+    if (f.kind == "pfc_storm") storm = &f;
+    if (f.kind == "link_flap" || f.kind == "link_flap_repeated") flap = &f;
+  }
+  for (const auto& [flag, values] : lists) {
+    if (!has_flag(flag)) missing.push_back(flag);
+    args.push_back(absl::StrCat("--", flag, "=", absl::StrJoin(values, ",")));
+  }
+  // The simulator's default storm lasts 30 s; a scenario's lasts to the end unless it says.
+  if (storm != nullptr) args.push_back("--pfc_storm_for=" + At(storm->duration));
+  if (flap != nullptr) args.push_back("--flap_down_for=" + At(flap->down_for));
+  if (!missing.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(s.file, ": this railwatch-sim has no --", absl::StrJoin(missing, ", --"),
+                     " (the scenario needs them: docs/SCENARIOS.md \"Fault kinds\")"));
+  }
+  return args;
+}
+
+std::vector<std::string> DaemonArgs(const RunPaths& p, const std::string& rules_dir) {
+  return {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0", "--rules=" + rules_dir,
+          "--topology=" + p.topology, "--ready_file=" + p.daemon_ready};
+}
+
+std::vector<std::string> SwitchAgentArgs(const RunPaths& p, const std::string& server,
+                                         const std::string& gnmi_profiles_dir) {
+  return {"--role=switch",
+          "--agent_id=switch-agent",
+          "--server=" + server,
+          "--interval=1s",
+          "--gnmi_targets=" + p.targets,
+          "--gnmi_profiles=" + gnmi_profiles_dir,
+          "--topology=" + p.topology,
+          "--backoff_initial=100ms",
+          "--backoff_max=1s"};
+}
+
+std::vector<std::string> HostAgentArgs(const RunPaths& p, const std::string& server,
+                                       const std::string& host, bool ethtool_dumps) {
+  const std::string tree = absl::StrCat(p.root, "/", host);
+  return {"--server=" + server,
+          "--hostname=" + host,
+          "--sysfs_root=" + tree,
+          "--interval=1s",
+          ethtool_dumps ? absl::StrCat("--ethtool_dumps=", tree, "/ethtool") : "--ethtool=false",
+          "--link_events=false",
+          absl::StrCat("--log_paths=", tree, "/nccl/*.log"),
+          absl::StrCat("--log_state_dir=", p.work, "/state/", host),
+          "--backoff_initial=100ms",
+          "--backoff_max=1s"};
+}
+
+std::vector<std::string> BaselineArgs(const RunPaths& p, const std::string& script, int hosts) {
+  return {script,
+          "--root=" + p.root,
+          absl::StrCat("--hosts=", hosts),
+          "--work=" + p.baseline_work,
+          "--out=" + p.baseline_diagnoses,
+          "--ready_file=" + p.baseline_ready};
+}
+
+}  // namespace railwatch::sim

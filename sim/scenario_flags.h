@@ -1,0 +1,48 @@
+#pragma once
+
+// A scenario as the command lines of the programs that play it (docs/SCENARIOS.md "What the
+// runner starts"): railwatch-sim, railwatchd, one switch agent, one host agent per simulated
+// host and, with --baseline, sim/baseline/baseline.py. Arguments only, without the program.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "sim/scenario.h"
+
+namespace railwatch::sim {
+
+// Where one run keeps its files (all under its work directory).
+struct RunPaths {
+  std::string work;
+  std::string root;          // the simulator's per-host trees: <work>/sys
+  std::string ground_truth;  // <work>/truth.jsonl
+  std::string topology;      // <work>/topology.yaml
+  std::string targets;       // <work>/targets.yaml
+  std::string daemon_ready;  // <work>/daemon-ready.json
+  std::string diagnoses;     // <work>/diagnoses.json
+  std::string baseline_work, baseline_ready, baseline_diagnoses;
+};
+RunPaths RunPathsUnder(const std::string& work);
+
+// Whether this build of railwatch-sim has a flag (by name, without dashes).
+using HasFlag = std::function<bool(absl::string_view)>;
+
+// The simulator's flags for a scenario. A fault kind or a non-default fabric setting whose flag
+// this build lacks is an error naming both; optional flags it lacks at their default values are
+// left out.
+absl::StatusOr<std::vector<std::string>> SimulatorArgs(const Scenario& s, const RunPaths& p,
+                                                       const HasFlag& has_flag);
+
+std::vector<std::string> DaemonArgs(const RunPaths& p, const std::string& rules_dir);
+std::vector<std::string> SwitchAgentArgs(const RunPaths& p, const std::string& server,
+                                         const std::string& gnmi_profiles_dir);
+// `ethtool_dumps`: the agent has --ethtool_dumps (reads the simulator's ethtool dumps);
+// without it the agent's ethtool collector is off.
+std::vector<std::string> HostAgentArgs(const RunPaths& p, const std::string& server,
+                                       const std::string& host, bool ethtool_dumps);
+std::vector<std::string> BaselineArgs(const RunPaths& p, const std::string& script, int hosts);
+
+}  // namespace railwatch::sim

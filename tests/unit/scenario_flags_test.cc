@@ -1,0 +1,195 @@
+// Scenario -> command lines (sim/scenario_flags.h), and the flags of `railwatch-sim run` and
+// `score` (sim/runner_flags.h).
+#include "sim/scenario_flags.h"
+
+#include <set>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sim/runner_flags.h"
+
+namespace railwatch::sim {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+Scenario Load(const std::string& yaml) {
+  absl::StatusOr<Scenario> s = ParseScenario(yaml, "s.yaml");
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? *s : Scenario{};
+}
+
+// The simulator of today plus the flags a test names.
+HasFlag Flags(std::set<std::string> extra = {}) {
+  std::set<std::string> known = {"root",
+                                 "hosts",
+                                 "nics",
+                                 "seed",
+                                 "link_gbps",
+                                 "spines",
+                                 "switch_dialects",
+                                 "gnmi_targets_out",
+                                 "topology_out",
+                                 "ground_truth",
+                                 "job",
+                                 "flap",
+                                 "flap_down_for",
+                                 "degrade",
+                                 "ecn_misconfig",
+                                 "pfc_storm",
+                                 "pfc_storm_for"};
+  known.insert(extra.begin(), extra.end());
+  return [known](absl::string_view f) { return known.count(std::string(f)) > 0; };
+}
+
+TEST(ScenarioFlags, SimulatorCommandLine) {
+  const Scenario ok = Load(R"(duration: 70s
+seed: 9
+topology: {hosts: 8, nics: 4, spines: 2, dialects: [sonic, arista-eos]}
+jobs: [{name: train, hosts: 1-6, util: 0.7}, {name: eval, hosts: 7-8}]
+faults:
+  - {kind: pfc_storm, at: 20s, host: gpu-node-003, device: mlx5_2}
+  - {kind: link_flap, at: 1m5s, host: gpu-node-001, device: mlx5_0, down_for: 500ms}
+  - {kind: link_flap, at: 25s, host: gpu-node-001, device: mlx5_0, port: 2, down_for: 500ms}
+  - {kind: link_degrade, at: 30s, host: gpu-node-004, device: mlx5_3, factor: 0.25}
+  - {kind: ecn_misconfig, at: 40s, switch: leaf-r1}
+)");
+  const RunPaths p = RunPathsUnder("/w");
+  absl::StatusOr<std::vector<std::string>> args = SimulatorArgs(ok, p, Flags());
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_THAT(*args,
+              ElementsAre("--root=/w/sys", "--hosts=8", "--nics=4", "--seed=9", "--link_gbps=400",
+                          "--spines=2", "--switch_dialects=sonic,arista-eos",
+                          "--gnmi_targets_out=/w/targets.yaml", "--topology_out=/w/topology.yaml",
+                          "--ground_truth=/w/truth.jsonl", "--degrade=gpu-node-004/mlx5_3@30s:0.25",
+                          "--ecn_misconfig=leaf-r1@40s:3",
+                          "--flap=gpu-node-001/mlx5_0/1@1m5s,gpu-node-001/mlx5_0/2@25s",
+                          "--job=train:1-6:0.7,eval:7-8:0.8", "--pfc_storm=gpu-node-003/mlx5_2@20s",
+                          "--pfc_storm_for=0s", "--flap_down_for=500ms"));
+}
+
+TEST(ScenarioFlags, NewFaultKindsAndNoise) {
+  const Scenario s = Load(R"(duration: 90s
+topology: {hosts: 4, nics: 2, hosts_per_leaf: 2}
+jobs: [{name: train, hosts: 1-4}]
+noise:
+  bursty: false
+  benign_pause_rate: 0.5
+  driver_reloads: [{host: gpu-node-001, device: mlx5_1, at: 5s}]
+faults:
+  - {kind: pfc_deadlock, at: 10s, host: gpu-node-001, device: mlx5_0, for: 20s}
+  - {kind: link_flap_repeated, at: 15s, host: gpu-node-002, device: mlx5_1, count: 5, period: 4s}
+  - {kind: bit_errors, at: 20s, host: gpu-node-003, device: mlx5_0}
+  - {kind: straggler, at: 25s, host: gpu-node-004, device: mlx5_1, factor: 0.4}
+  - {kind: wrong_priority, at: 30s, host: gpu-node-002}
+  - {kind: nic_gone, at: 35s, host: gpu-node-003, device: mlx5_1}
+  - {kind: packet_loss, at: 40s, host: gpu-node-004, device: mlx5_0, per_second: 800}
+  - {kind: nccl_error, at: 45s, host: gpu-node-001, error: ib_completion}
+)");
+  const std::set<std::string> all = {
+      "hosts_per_leaf", "bursty",       "benign_pause_rate", "ethtool",   "nccl_logs",
+      "driver_reload",  "pfc_deadlock", "flap_repeat",       "ber",       "straggler",
+      "wrong_priority", "nic_gone",     "packet_loss",       "nccl_error"};
+  absl::StatusOr<std::vector<std::string>> args = SimulatorArgs(s, RunPathsUnder("/w"), Flags(all));
+  ASSERT_TRUE(args.ok()) << args.status();
+  for (const char* want :
+       {"--hosts_per_leaf=2", "--bursty=false", "--benign_pause_rate=0.5", "--ethtool",
+        "--nccl_logs", "--driver_reload=gpu-node-001/mlx5_1@5s",
+        "--pfc_deadlock=gpu-node-001/mlx5_0@10s:20s",
+        "--flap_repeat=gpu-node-002/mlx5_1/1@15s:5:4s", "--ber=gpu-node-003/mlx5_0@20s:120",
+        "--straggler=gpu-node-004/mlx5_1@25s:0.4", "--wrong_priority=gpu-node-002@30s",
+        "--nic_gone=gpu-node-003/mlx5_1@35s", "--packet_loss=gpu-node-004/mlx5_0@40s:800",
+        "--nccl_error=gpu-node-001@45s:ib_completion", "--flap_down_for=300ms"}) {
+    EXPECT_THAT(*args, Contains(want));
+  }
+  EXPECT_THAT(*args, Not(Contains(HasSubstr("--pfc_storm_for"))));
+
+  // A simulator without them: the scenario is refused, naming every missing flag.
+  absl::StatusOr<std::vector<std::string>> old = SimulatorArgs(s, RunPathsUnder("/w"), Flags());
+  ASSERT_FALSE(old.ok());
+  EXPECT_THAT(std::string(old.status().message()),
+              HasSubstr("s.yaml: this railwatch-sim has no --hosts_per_leaf, --benign_pause_rate, "
+                        "--ber, --driver_reload, --flap_repeat, --nccl_error, --nic_gone, "
+                        "--packet_loss, --pfc_deadlock, --straggler, --wrong_priority"));
+}
+
+TEST(ScenarioFlags, OptionalFlagsAtTheirDefaultsAreLeftOutWhenMissing) {
+  const Scenario s = Load("duration: 30s\n");
+  absl::StatusOr<std::vector<std::string>> args = SimulatorArgs(s, RunPathsUnder("/w"), Flags());
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_THAT(*args, Not(Contains(HasSubstr("--bursty"))));
+  EXPECT_THAT(*args, Not(Contains(HasSubstr("--ethtool"))));
+  absl::StatusOr<std::vector<std::string>> now = SimulatorArgs(
+      s, RunPathsUnder("/w"), Flags({"bursty", "ethtool", "nccl_logs", "hosts_per_leaf"}));
+  ASSERT_TRUE(now.ok());
+  EXPECT_THAT(*now, Contains("--bursty=true"));
+  EXPECT_THAT(*now, Contains("--ethtool"));
+  EXPECT_THAT(*now, Contains("--nccl_logs"));
+  EXPECT_THAT(*now, Contains("--hosts_per_leaf=0"));
+}
+
+TEST(ScenarioFlags, DaemonAndAgents) {
+  const RunPaths p = RunPathsUnder("/w");
+  EXPECT_THAT(
+      DaemonArgs(p, "/src/rules"),
+      ElementsAre("--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0", "--rules=/src/rules",
+                  "--topology=/w/topology.yaml", "--ready_file=/w/daemon-ready.json"));
+  EXPECT_THAT(SwitchAgentArgs(p, "127.0.0.1:4000", "/src/profiles/gnmi"),
+              ElementsAre("--role=switch", "--agent_id=switch-agent", "--server=127.0.0.1:4000",
+                          "--interval=1s", "--gnmi_targets=/w/targets.yaml",
+                          "--gnmi_profiles=/src/profiles/gnmi", "--topology=/w/topology.yaml",
+                          "--backoff_initial=100ms", "--backoff_max=1s"));
+  EXPECT_THAT(HostAgentArgs(p, "127.0.0.1:4000", "gpu-node-002", true),
+              ElementsAre("--server=127.0.0.1:4000", "--hostname=gpu-node-002",
+                          "--sysfs_root=/w/sys/gpu-node-002", "--interval=1s",
+                          "--ethtool_dumps=/w/sys/gpu-node-002/ethtool", "--link_events=false",
+                          "--log_paths=/w/sys/gpu-node-002/nccl/*.log",
+                          "--log_state_dir=/w/state/gpu-node-002", "--backoff_initial=100ms",
+                          "--backoff_max=1s"));
+  EXPECT_THAT(HostAgentArgs(p, "a", "h", false), Contains("--ethtool=false"));
+  EXPECT_THAT(BaselineArgs(p, "/src/sim/baseline/baseline.py", 8),
+              ElementsAre("/src/sim/baseline/baseline.py", "--root=/w/sys", "--hosts=8",
+                          "--work=/w/baseline", "--out=/w/baseline-diagnoses.json",
+                          "--ready_file=/w/baseline-ready.json"));
+}
+
+TEST(RunnerFlags, FormsDefaultsAndMistakes) {
+  std::string out = "x";
+  bool keep = false, json = true;
+  int jobs = 1;
+  FlagSet f;
+  f.String("out", &out, "work dirs");
+  f.Bool("keep", &keep, "keep");
+  f.Bool("json", &json, "json");
+  f.Int("jobs", &jobs, "jobs");
+  EXPECT_THAT(f.Help(), HasSubstr("  --out=x\n      work dirs\n"));
+  std::vector<std::string> rest;
+  ASSERT_TRUE(
+      f.Parse({"a.yaml", "--out", "/o", "-keep", "--nojson", "--jobs=3", "b.yaml", "--", "--c"},
+              &rest)
+          .ok());
+  EXPECT_EQ(out, "/o");
+  EXPECT_TRUE(keep);
+  EXPECT_FALSE(json);
+  EXPECT_EQ(jobs, 3);
+  EXPECT_THAT(rest, ElementsAre("a.yaml", "b.yaml", "--c"));
+
+  auto error = [&](std::vector<std::string> args) {
+    std::vector<std::string> r;
+    absl::Status st = f.Parse(args, &r);
+    return std::string(st.message());
+  };
+  EXPECT_EQ(error({"--jbos=2"}), "unknown flag --jbos (did you mean --jobs?)");
+  EXPECT_EQ(error({"--colour"}), "unknown flag --colour");
+  EXPECT_EQ(error({"--jobs=many"}), "--jobs=many: want a whole number");
+  EXPECT_EQ(error({"--keep=maybe"}), "--keep=maybe: want true or false");
+  EXPECT_EQ(error({"--out"}), "--out wants a value");
+  std::vector<std::string> r;
+  EXPECT_TRUE(absl::IsCancelled(f.Parse({"--help"}, &r)));
+}
+
+}  // namespace
+}  // namespace railwatch::sim
