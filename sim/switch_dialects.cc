@@ -12,7 +12,7 @@ namespace {
 // One value a port has, in the simulator's terms; each dialect names it its own way.
 enum class Field {
   kInOctets, kOutOctets, kInPkts, kOutPkts, kInUcast, kOutUcast, kInMcast, kOutMcast,
-  kInBcast, kOutBcast, kInDiscards, kOutDiscards, kInErrors, kOutErrors,
+  kInBcast, kOutBcast, kInDiscards, kOutDiscards, kInErrors, kOutErrors, kInCrcErrors,
   kCarrierTransitions, kInMacPause, kOutMacPause, kInPfc, kOutPfc, kInPfcOn2Off,
   kQueuePkts, kQueueOctets, kQueueDropped, kQueueEcnMarked, kWdDetected, kWdRestored,
   // Strings
@@ -41,6 +41,7 @@ uint64_t CounterOf(const PortCounters& c, Field f, int i) {
     case Field::kOutDiscards: return c.out_discards;
     case Field::kInErrors: return c.in_errors;
     case Field::kOutErrors: return c.out_errors;
+    case Field::kInCrcErrors: return c.in_crc_errors;
     case Field::kCarrierTransitions: return c.carrier_transitions;
     // The MAC counts every pause frame it sees, PFC ones included (simulator's choice).
     case Field::kInMacPause: return Sum(c.in_pfc);
@@ -167,6 +168,8 @@ void AddInterfaceLeaves(const SimSwitch& sw, int port, std::vector<Leaf>& out) {
 
   t.Root().Elem("interfaces").Elem("interface", "name", name).Elem("ethernet").Elem("state").Elem("counters");
   t.Add("in-mac-pause-frames", port, Field::kInMacPause);
+  // openconfig-if-ethernet's FCS error count (Arista and Cumulus serve that model too).
+  t.Add("in-crc-errors", port, Field::kInCrcErrors);
   if (d != Dialect::kCumulus) t.Add("out-mac-pause-frames", port, Field::kOutMacPause);
   if (d == Dialect::kCumulus) t.Add("carrier-transitions", port, Field::kCarrierTransitions);
 
@@ -267,6 +270,7 @@ const std::vector<SonicField>& SonicPortFields() {
         {"SAI_PORT_STAT_IF_OUT_DISCARDS", Field::kOutDiscards},
         {"SAI_PORT_STAT_IF_IN_ERRORS", Field::kInErrors},
         {"SAI_PORT_STAT_IF_OUT_ERRORS", Field::kOutErrors},
+        {"SAI_PORT_STAT_ETHER_STATS_CRC_ALIGN_ERRORS", Field::kInCrcErrors},
         {"SAI_PORT_STAT_PAUSE_RX_PKTS", Field::kInMacPause},
         {"SAI_PORT_STAT_PAUSE_TX_PKTS", Field::kOutMacPause}};
     for (int p = 0; p < kPriorities; ++p) {

@@ -25,6 +25,17 @@ uint64_t Delta(uint64_t now, uint64_t& seen) {
   return d;
 }
 
+// `bytes` sent from one port's `queue` to the port at the other end of its cable.
+void Carry(PortCounters& from, PortCounters& to, int queue, uint64_t bytes) {
+  const uint64_t packets = bytes / 4096;
+  from.out_octets += bytes;
+  from.out_ucast_pkts += packets;
+  from.queue_octets[queue] += bytes;
+  from.queue_pkts[queue] += packets;
+  to.in_octets += bytes;
+  to.in_ucast_pkts += packets;
+}
+
 // A share of each leaf's traffic leaves the rail through the spines (PXN off, some cross-rail
 // collectives); rail-optimised fabrics keep most of it on the leaf.
 constexpr double kUplinkShare = 0.05;
@@ -55,27 +66,34 @@ absl::Status SwitchFabric::Update(absl::Time now, const std::vector<NicTraffic>&
   const double dt = absl::ToDoubleSeconds(now - last_);
   if (dt <= 0) return absl::OkStatus();
   last_ = now;
-  std::vector<uint64_t>& leaf_in = leaf_in_;
-  std::vector<uint64_t>& leaf_out = leaf_out_;
-  leaf_in.assign(leaves_, 0);
-  leaf_out.assign(leaves_, 0);
+  leaf_traffic_.assign(leaves_, {});
   for (const NicTraffic& n : nics) {
     if (n.nic < 0 || n.nic >= options_.nics_per_host || n.host < 1 || n.host > options_.hosts) continue;
     const size_t index = static_cast<size_t>(n.host - 1) * options_.nics_per_host + n.nic;
     const auto [leaf, port] = nic_port_[index];
     SwitchPort& p = switches_[leaf].ports[port];
     PortCounters& c = p.c;
-    if (p.up != n.up) {
-      p.up = n.up;
+    NicSeen& seen = nic_seen_[index];
+    // A NIC that left its host leaves its port down for good: one carrier transition.
+    seen.gone = seen.gone || n.gone;
+    const bool up = n.up && !seen.gone;
+    if (p.up != up) {
+      p.up = up;
       ++c.carrier_transitions;
     }
+    if (seen.gone) continue;
     // What the NIC sends the port receives, and the other way round.
-    NicSeen& seen = nic_seen_[index];
     const uint64_t in = Delta(n.tx_bytes, seen.tx_bytes), in_pkts = Delta(n.tx_packets, seen.tx_packets);
     uint64_t out = Delta(n.rx_bytes, seen.rx_bytes), out_pkts = Delta(n.rx_packets, seen.rx_packets);
     // What this queue marked is what the NIC received marked.
     uint64_t marks = Delta(n.ecn_marked, seen.ecn_marked);
-    const int queue = kRocePriority;
+    // Frames the link corrupted on their way in fail the port's FCS check.
+    const uint64_t corrupted = Delta(n.corrupted_packets, seen.corrupted);
+    c.in_errors += corrupted;
+    c.in_crc_errors += corrupted;
+    // The NIC's traffic rides the queue of its priority (0 when its QoS is lost: no ECN there).
+    const int queue = n.priority >= 0 && n.priority < kQueues ? n.priority : kRocePriority;
+    if (queue != kRocePriority) marks = 0;
     if (p.queue_stuck[queue]) out = out_pkts = marks = 0;  // nothing leaves a stuck queue
     c.in_octets += in;
     c.in_ucast_pkts += in_pkts;
@@ -84,8 +102,9 @@ absl::Status SwitchFabric::Update(absl::Time now, const std::vector<NicTraffic>&
     c.queue_octets[queue] += out;
     c.queue_pkts[queue] += out_pkts;
     c.queue_ecn_marked[queue] += marks;
-    leaf_in[leaf] += in;
-    leaf_out[leaf] += out;
+    LeafTraffic& t = leaf_traffic_[leaf];
+    t.in[queue == kRocePriority ? 0 : 1] += in;
+    t.out[queue == kRocePriority ? 0 : 1] += out;
   }
 
   // A leaf whose ECN threshold is too high lets its queues fill to XOFF: every port sends
@@ -95,7 +114,8 @@ absl::Status SwitchFabric::Update(absl::Time now, const std::vector<NicTraffic>&
   for (int l = 0; l < leaves_; ++l) {
     if (marking[l] >= 1) continue;
     const int hosts = static_cast<int>(switches_[l].ports.size()) - options_.spines;
-    const double load = static_cast<double>(leaf_out[l]) / std::max(hosts, 1) / line_bytes;
+    const double out = static_cast<double>(leaf_traffic_[l].out[0] + leaf_traffic_[l].out[1]);
+    const double load = out / std::max(hosts, 1) / line_bytes;
     const double rate = CongestionPauseRate(marking[l], load);
     for (SwitchPort& p : switches_[l].ports) {
       if (!p.up) continue;
@@ -105,29 +125,23 @@ absl::Status SwitchFabric::Update(absl::Time now, const std::vector<NicTraffic>&
     }
   }
 
+  // Uplinks carry a share of the leaf's traffic, each class in its queue, split over the
+  // spines; the spine's port toward the leaf sees the same link from the other end.
   for (int l = 0; l < leaves_; ++l) {
+    const LeafTraffic& t = leaf_traffic_[l];
     for (SwitchPort& p : switches_[l].ports) {
       if (!p.uplink) continue;
-      const uint64_t in = static_cast<uint64_t>(leaf_in[l] * kUplinkShare / options_.spines);
-      const uint64_t out = static_cast<uint64_t>(leaf_out[l] * kUplinkShare / options_.spines);
-      p.c.out_octets += in;
-      p.c.in_octets += out;
-      p.c.out_ucast_pkts += in / 4096;
-      p.c.in_ucast_pkts += out / 4096;
-      p.c.queue_octets[kRocePriority] = p.c.out_octets;
-      p.c.queue_pkts[kRocePriority] = p.c.out_ucast_pkts;
-      p.c.queue_ecn_marked[kRocePriority] +=
-          DrawCount(rng_, static_cast<double>(in) / 1e9 * kEcnMarksPerGb * marking[l]);
-      // The spine's port toward this leaf sees the same link from the other end.
       PortCounters& far = switches_[p.peer_switch].ports[p.peer_port_index].c;
-      far.in_octets = p.c.out_octets;
-      far.out_octets = p.c.in_octets;
-      far.in_ucast_pkts = p.c.out_ucast_pkts;
-      far.out_ucast_pkts = p.c.in_ucast_pkts;
-      far.queue_octets[kRocePriority] = far.out_octets;
-      far.queue_pkts[kRocePriority] = far.out_ucast_pkts;
-      far.queue_ecn_marked[kRocePriority] +=
-          DrawCount(rng_, static_cast<double>(out) / 1e9 * kEcnMarksPerGb);
+      for (int cls = 0; cls < 2; ++cls) {
+        const int queue = cls == 0 ? kRocePriority : 0;
+        const auto up = static_cast<uint64_t>(static_cast<double>(t.in[cls]) * kUplinkShare / options_.spines);
+        const auto down = static_cast<uint64_t>(static_cast<double>(t.out[cls]) * kUplinkShare / options_.spines);
+        Carry(p.c, far, queue, up);
+        Carry(far, p.c, queue, down);
+        if (queue != kRocePriority) continue;
+        p.c.queue_ecn_marked[queue] += DrawCount(rng_, static_cast<double>(up) / 1e9 * kEcnMarksPerGb * marking[l]);
+        far.queue_ecn_marked[queue] += DrawCount(rng_, static_cast<double>(down) / 1e9 * kEcnMarksPerGb);
+      }
     }
   }
 

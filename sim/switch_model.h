@@ -35,6 +35,7 @@ struct PortCounters {
   uint64_t in_multicast_pkts = 0, out_multicast_pkts = 0, in_broadcast_pkts = 0,
            out_broadcast_pkts = 0;
   uint64_t in_discards = 0, out_discards = 0, in_errors = 0, out_errors = 0;
+  uint64_t in_crc_errors = 0;  // frames that failed their FCS (counted in in_errors too)
   uint64_t carrier_transitions = 0;
   std::array<uint64_t, kPriorities> in_pfc{}, out_pfc{};  // PFC frames received / sent
   std::array<uint64_t, kQueues> queue_pkts{}, queue_octets{}, queue_dropped{}, queue_ecn_marked{};
@@ -92,7 +93,8 @@ std::string SwitchPortName(Dialect d, int index);
 // of N hosts (host i in group g = (i-1)/N plugs NIC k into leaf-g<g>-r<k>, panel position
 // (i-1)%N); optional spines (leaf uplink s, at panel position N+s (hosts+s without groups),
 // goes to spine-<s> at the position of the leaf's index, leaves counted group by group). Switch counters follow the NICs'
-// traffic (SysfsFabric::ReadTraffic), flaps (oper-status, carrier transitions), ECN marking,
+// traffic (SysfsFabric::ReadTraffic: bytes, packets, priority, link state, a NIC gone,
+// corrupted frames), flaps (oper-status, carrier transitions), ECN marking,
 // benign PFC pauses, and the injected PFC storms and ECN misconfigurations. Thread-safe: the simulator's tick updates it while the
 // gNMI servers read it.
 class SwitchFabric {
@@ -171,10 +173,17 @@ class SwitchFabric {
   std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
   // Each NIC's counters at the last Update, for deltas (a NIC's counters may restart from 0).
   struct NicSeen {
-    uint64_t tx_bytes = 0, rx_bytes = 0, tx_packets = 0, rx_packets = 0, ecn_marked = 0;
+    uint64_t tx_bytes = 0, rx_bytes = 0, tx_packets = 0, rx_packets = 0, ecn_marked = 0,
+             corrupted = 0;
+    bool gone = false;  // once gone, its port stays down
   };
   std::vector<NicSeen> nic_seen_ ABSL_GUARDED_BY(mu_);
-  std::vector<uint64_t> leaf_in_ ABSL_GUARDED_BY(mu_), leaf_out_ ABSL_GUARDED_BY(mu_);
+  // Bytes each leaf received from (in) and sent to (out) its NICs this tick, on the RoCE
+  // queue [0] and on queue 0 [1] (NICs whose QoS is lost).
+  struct LeafTraffic {
+    std::array<uint64_t, 2> in{}, out{};
+  };
+  std::vector<LeafTraffic> leaf_traffic_ ABSL_GUARDED_BY(mu_);
   std::vector<FaultState> storm_state_ ABSL_GUARDED_BY(mu_);
   std::vector<FaultState> deadlock_state_ ABSL_GUARDED_BY(mu_);
 };

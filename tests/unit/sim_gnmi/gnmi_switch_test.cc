@@ -8,20 +8,6 @@
 namespace railwatch::sim::testing {
 namespace {
 
-using Stream = grpc::ClientReaderWriter<::gnmi::SubscribeRequest, ::gnmi::SubscribeResponse>;
-
-// Notifications up to the next sync_response (which must come).
-std::vector<::gnmi::Notification> ReadUntilSync(Stream& s) {
-  std::vector<::gnmi::Notification> out;
-  ::gnmi::SubscribeResponse r;
-  while (s.Read(&r)) {
-    if (r.sync_response()) return out;
-    out.push_back(r.update());
-  }
-  ADD_FAILURE() << "stream ended before sync_response";
-  return out;
-}
-
 std::optional<uint64_t> SonicCounter(const ::gnmi::TypedValue& v, const std::string& field) {
   nlohmann::json j = nlohmann::json::parse(v.json_ietf_val(), nullptr, false);
   if (j.is_discarded() || !j.contains(field) || !j[field].is_string()) return std::nullopt;
@@ -228,33 +214,23 @@ TEST_F(SimGnmiTest, PollSendsOneSetPerPoll) {
   ctx->TryCancel();
 }
 
-::gnmi::Notification Once(SimGnmiTest& t, int sw, const ::gnmi::Path& path,
-                          std::unique_ptr<::gnmi::gNMI::Stub> stub, std::unique_ptr<grpc::ClientContext> ctx) {
-  std::unique_ptr<Stream> stream = stub->Subscribe(ctx.get());
-  EXPECT_TRUE(stream->Write(StreamRequest({path}, ::gnmi::SAMPLE, absl::ZeroDuration(),
-                                          ::gnmi::SubscriptionList::ONCE)));
-  std::vector<::gnmi::Notification> got = ReadUntilSync(*stream);
-  EXPECT_EQ(got.size(), 1u);
-  return got.empty() ? ::gnmi::Notification() : got[0];
-}
-
 TEST_F(SimGnmiTest, WildcardsExpandToWhatTheSwitchHas) {
   Start({"openconfig", "sonic"}, 3, 2, 1);
   // 3 host ports and 1 uplink per leaf.
-  auto n = Once(*this, 0, P("/qos/interfaces/interface[interface-id=*]/output/queues/queue[name=3]/state/ecn-marked-pkts"),
+  auto n = Once(P("/qos/interfaces/interface[interface-id=*]/output/queues/queue[name=3]/state/ecn-marked-pkts"),
                 Stub(0), Context());
   EXPECT_EQ(n.update_size(), 4);
-  n = Once(*this, 0, P("/interfaces/interface/state/oper-status"), Stub(0), Context());
+  n = Once(P("/interfaces/interface/state/oper-status"), Stub(0), Context());
   EXPECT_EQ(n.update_size(), 4);
-  n = Once(*this, 0, P("/lldp/interfaces/interface[name=Ethernet4]/neighbors/neighbor/state/system-name"), Stub(0),
+  n = Once(P("/lldp/interfaces/interface[name=Ethernet4]/neighbors/neighbor/state/system-name"), Stub(0),
            Context());
   ASSERT_EQ(n.update_size(), 1);
   EXPECT_EQ(n.update(0).val().string_val(), "spine-0");
-  n = Once(*this, 0, P("/interfaces/*/state/counters/in-octets"), Stub(0), Context());
+  n = Once(P("/interfaces/*/state/counters/in-octets"), Stub(0), Context());
   EXPECT_EQ(n.update_size(), 4);
 
   // SONiC: Ethernet* inside the name, one blob keyed by port, counters as strings.
-  n = Once(*this, 1, P("/COUNTERS/Ethernet*/SAI_PORT_STAT_PFC_3_RX_PKTS", "COUNTERS_DB"), Stub(1), Context());
+  n = Once(P("/COUNTERS/Ethernet*/SAI_PORT_STAT_PFC_3_RX_PKTS", "COUNTERS_DB"), Stub(1), Context());
   ASSERT_EQ(n.update_size(), 1);
   EXPECT_EQ(n.prefix().target(), "COUNTERS_DB");
   EXPECT_EQ(n.update(0).path().elem(1).name(), "Ethernet*");
@@ -265,7 +241,7 @@ TEST_F(SimGnmiTest, WildcardsExpandToWhatTheSwitchHas) {
     EXPECT_TRUE(fields["SAI_PORT_STAT_PFC_3_RX_PKTS"].is_string());
   }
   EXPECT_EQ(ports, (std::set<std::string>{"Ethernet0", "Ethernet4", "Ethernet8", "Ethernet12"}));
-  n = Once(*this, 1, P("/COUNTERS/Ethernet*/Queues", "COUNTERS_DB"), Stub(1), Context());
+  n = Once(P("/COUNTERS/Ethernet*/Queues", "COUNTERS_DB"), Stub(1), Context());
   j = nlohmann::json::parse(n.update(0).val().json_ietf_val());
   EXPECT_EQ(j.size(), 4u * kQueues);
   EXPECT_TRUE(j.contains("Ethernet8:3"));
@@ -275,7 +251,7 @@ TEST_F(SimGnmiTest, WildcardsExpandToWhatTheSwitchHas) {
 
 TEST_F(SimGnmiTest, SonicServesStringsInsideJsonIetfAsTheRealTargetDoes) {
   Start({"sonic"}, 2, 1);
-  auto n = Once(*this, 0, P("/COUNTERS/Ethernet4", "COUNTERS_DB"), Stub(0), Context());
+  auto n = Once(P("/COUNTERS/Ethernet4", "COUNTERS_DB"), Stub(0), Context());
   ASSERT_EQ(n.update_size(), 1);
   ASSERT_TRUE(n.update(0).val().has_json_ietf_val());
   nlohmann::json port = nlohmann::json::parse(n.update(0).val().json_ietf_val());
@@ -291,12 +267,12 @@ TEST_F(SimGnmiTest, SonicServesStringsInsideJsonIetfAsTheRealTargetDoes) {
     EXPECT_TRUE(real.contains(name)) << name;
   }
 
-  n = Once(*this, 0, P("/COUNTERS/Ethernet4/SAI_PORT_STAT_PFC_3_TX_PKTS", "COUNTERS_DB"), Stub(0), Context());
+  n = Once(P("/COUNTERS/Ethernet4/SAI_PORT_STAT_PFC_3_TX_PKTS", "COUNTERS_DB"), Stub(0), Context());
   ASSERT_EQ(n.update_size(), 1);
   EXPECT_TRUE(n.update(0).val().has_string_val());
 
   // Pfcwd: the lossless queues with the fields sonic-gnmi's test data has.
-  n = Once(*this, 0, P("/COUNTERS/Ethernet4/Pfcwd", "COUNTERS_DB"), Stub(0), Context());
+  n = Once(P("/COUNTERS/Ethernet4/Pfcwd", "COUNTERS_DB"), Stub(0), Context());
   nlohmann::json wd = nlohmann::json::parse(n.update(0).val().json_ietf_val());
   std::ifstream real_in(std::string(RAILWATCH_FIXTURES_DIR) + "/gnmi/sonic_testdata_COUNTERS_Ethernet68_Pfcwd.json");
   nlohmann::json real_wd = nlohmann::json::parse(real_in);
@@ -349,9 +325,9 @@ TEST_F(SimGnmiTest, PfcStormPausesTheLeafRelaysAndTripsTheWatchdog) {
   extra.storms.push_back({"gpu-node-001", "mlx5_0", absl::Seconds(1), absl::Seconds(10)});
   extra.storms.push_back({"gpu-node-002", "mlx5_1", absl::Seconds(1), absl::Seconds(10)});
   Start({"sonic", "arista-eos"}, 3, 2, 1, {}, extra);
-  auto before = Once(*this, 0, P("/COUNTERS/Ethernet*", "COUNTERS_DB"), Stub(0), Context());
+  auto before = Once(P("/COUNTERS/Ethernet*", "COUNTERS_DB"), Stub(0), Context());
   for (int i = 0; i < 40; ++i) Advance(absl::Milliseconds(100));
-  auto after = Once(*this, 0, P("/COUNTERS/Ethernet*", "COUNTERS_DB"), Stub(0), Context());
+  auto after = Once(P("/COUNTERS/Ethernet*", "COUNTERS_DB"), Stub(0), Context());
   nlohmann::json b = nlohmann::json::parse(before.update(0).val().json_ietf_val());
   nlohmann::json a = nlohmann::json::parse(after.update(0).val().json_ietf_val());
   auto delta = [&](const char* port, const char* field) {
@@ -362,14 +338,14 @@ TEST_F(SimGnmiTest, PfcStormPausesTheLeafRelaysAndTripsTheWatchdog) {
   EXPECT_GT(delta("Ethernet4", "SAI_PORT_STAT_PFC_3_TX_PKTS"), 1000u);
   EXPECT_GT(delta("Ethernet12", "SAI_PORT_STAT_PFC_3_TX_PKTS"), 1000u);
   EXPECT_LT(delta("Ethernet4", "SAI_PORT_STAT_PFC_3_RX_PKTS"), 100u);
-  auto wd = Once(*this, 0, P("/COUNTERS/Ethernet0/Pfcwd", "COUNTERS_DB"), Stub(0), Context());
+  auto wd = Once(P("/COUNTERS/Ethernet0/Pfcwd", "COUNTERS_DB"), Stub(0), Context());
   nlohmann::json w = nlohmann::json::parse(wd.update(0).val().json_ietf_val());
   EXPECT_EQ(w["Ethernet0:3"]["PFC_WD_STATUS"], "stormed");
   EXPECT_GE(std::stoull(w["Ethernet0:3"]["PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED"].get<std::string>()), 2u);
   EXPECT_EQ(w["Ethernet0:4"]["PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED"], "0");
 
   // Arista: host 2 is Ethernet2 on leaf-r1.
-  auto eos = Once(*this, 1, P("/interfaces/interface[name=Ethernet2]/ethernet/pfc"), Stub(1), Context());
+  auto eos = Once(P("/interfaces/interface[name=Ethernet2]/ethernet/pfc"), Stub(1), Context());
   auto leaves = Leaves(eos);
   EXPECT_GT(leaves["/interfaces/interface[name=Ethernet2]/ethernet/pfc/priorities/priority[index=3]/state/in-frames"]
                 .uint_val(), 10000u);
@@ -378,7 +354,7 @@ TEST_F(SimGnmiTest, PfcStormPausesTheLeafRelaysAndTripsTheWatchdog) {
 
   // Over: the watchdog restores and the storm stops.
   for (int i = 0; i < 80; ++i) Advance(absl::Milliseconds(100));
-  wd = Once(*this, 0, P("/COUNTERS/Ethernet0/Pfcwd", "COUNTERS_DB"), Stub(0), Context());
+  wd = Once(P("/COUNTERS/Ethernet0/Pfcwd", "COUNTERS_DB"), Stub(0), Context());
   w = nlohmann::json::parse(wd.update(0).val().json_ietf_val());
   EXPECT_EQ(w["Ethernet0:3"]["PFC_WD_STATUS"], "operational");
   EXPECT_EQ(w["Ethernet0:3"]["PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED"],

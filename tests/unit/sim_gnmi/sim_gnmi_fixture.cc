@@ -57,6 +57,27 @@ std::map<std::string, ::gnmi::TypedValue> Leaves(const ::gnmi::Notification& n) 
   return req;
 }
 
+std::vector<::gnmi::Notification> ReadUntilSync(Stream& s) {
+  std::vector<::gnmi::Notification> out;
+  ::gnmi::SubscribeResponse r;
+  while (s.Read(&r)) {
+    if (r.sync_response()) return out;
+    out.push_back(r.update());
+  }
+  ADD_FAILURE() << "stream ended before sync_response";
+  return out;
+}
+
+::gnmi::Notification Once(const ::gnmi::Path& path, std::unique_ptr<::gnmi::gNMI::Stub> stub,
+                          std::unique_ptr<grpc::ClientContext> ctx) {
+  std::unique_ptr<Stream> stream = stub->Subscribe(ctx.get());
+  EXPECT_TRUE(stream->Write(StreamRequest({path}, ::gnmi::SAMPLE, absl::ZeroDuration(),
+                                          ::gnmi::SubscriptionList::ONCE)));
+  std::vector<::gnmi::Notification> got = ReadUntilSync(*stream);
+  EXPECT_EQ(got.size(), 1u);
+  return got.empty() ? ::gnmi::Notification() : got[0];
+}
+
 std::vector<NicTraffic> EveryNic(int hosts, int nics, uint64_t tx_bytes, uint64_t rx_bytes) {
   std::vector<NicTraffic> t;
   for (int h = 1; h <= hosts; ++h) {

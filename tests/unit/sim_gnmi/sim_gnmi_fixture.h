@@ -28,6 +28,14 @@ std::map<std::string, ::gnmi::TypedValue> Leaves(const ::gnmi::Notification& n);
                                        ::gnmi::SubscriptionList::Mode list_mode =
                                            ::gnmi::SubscriptionList::STREAM);
 
+using Stream = grpc::ClientReaderWriter<::gnmi::SubscribeRequest, ::gnmi::SubscribeResponse>;
+
+// Notifications up to the next sync_response (which must come).
+std::vector<::gnmi::Notification> ReadUntilSync(Stream& s);
+// One ONCE subscription to `path`: its one notification.
+::gnmi::Notification Once(const ::gnmi::Path& path, std::unique_ptr<::gnmi::gNMI::Stub> stub,
+                          std::unique_ptr<grpc::ClientContext> ctx);
+
 // Every NIC of `hosts` x `nics` at these byte counts so far (packets of 4096 bytes), link up.
 std::vector<NicTraffic> EveryNic(int hosts, int nics, uint64_t tx_bytes, uint64_t rx_bytes);
 // A copy of one port's counters, read under the fabric's lock.

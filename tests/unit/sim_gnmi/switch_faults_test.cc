@@ -171,21 +171,12 @@ TEST(SwitchDeadlock, UnknownNicIsRefused) {
             std::string::npos);
 }
 
-// What the switch agent reads from a SONiC leaf: the queue's watchdog fields and packets.
+// What the switch agent reads from a SONiC leaf: the queues' watchdog fields and packets.
 nlohmann::json SonicQueues(std::unique_ptr<::gnmi::gNMI::Stub> stub,
                            std::unique_ptr<grpc::ClientContext> ctx, const std::string& port) {
-  auto stream = stub->Subscribe(ctx.get());
-  EXPECT_TRUE(stream->Write(StreamRequest({P("/COUNTERS/" + port + "/Queues", "COUNTERS_DB")}, ::gnmi::SAMPLE,
-                                          absl::Seconds(1), ::gnmi::SubscriptionList::ONCE)));
-  ::gnmi::SubscribeResponse r;
-  nlohmann::json out;
-  while (stream->Read(&r)) {
-    if (r.has_update() && r.update().update_size() == 1) {
-      out = nlohmann::json::parse(r.update().update(0).val().json_ietf_val());
-    }
-  }
-  EXPECT_TRUE(stream->Finish().ok());
-  return out;
+  const ::gnmi::Notification n = Once(P("/COUNTERS/" + port + "/Queues", "COUNTERS_DB"), std::move(stub),
+                                      std::move(ctx));
+  return n.update_size() == 1 ? nlohmann::json::parse(n.update(0).val().json_ietf_val()) : nlohmann::json();
 }
 
 TEST_F(SimGnmiTest, DeadlockedSonicQueueIsStormedAndSendsNothing) {
