@@ -62,6 +62,8 @@ ABSL_FLAG(std::string, gnmi_password, "", "switches require this password (gRPC 
 ABSL_FLAG(std::vector<std::string>, pfc_storm, {},
           "PFC storms to inject, HOST/DEVICE@OFFSET: that NIC pauses its leaf port on priority 3");
 ABSL_FLAG(absl::Duration, pfc_storm_for, absl::Seconds(30), "how long a PFC storm lasts (0: forever)");
+ABSL_FLAG(double, benign_pause_rate, 2,
+          "noise: benign PFC pause frames per second per leaf port, each way, on priority 3 (0: none)");
 ABSL_FLAG(std::vector<std::string>, pfc_deadlock, {},
           "PFC deadlocks to inject, HOST/DEVICE@OFFSET[:DURATION] (0 or none: to the end): the "
           "leaf port facing that NIC has its queue 3 stuck, paused and sending nothing");
@@ -91,6 +93,10 @@ absl::Status StartSwitches(const railwatch::sim::SysfsFabric::Options& fabric, a
   so.nics_per_host = fabric.nics_per_host;
   so.spines = absl::GetFlag(FLAGS_spines);
   so.hosts_per_leaf = absl::GetFlag(FLAGS_hosts_per_leaf);
+  so.benign_pause_rate = absl::GetFlag(FLAGS_benign_pause_rate);
+  if (!(so.benign_pause_rate >= 0)) {
+    return absl::InvalidArgumentError("--benign_pause_rate must be 0 or more pauses per second");
+  }
   so.dialects = absl::GetFlag(FLAGS_switch_dialects);
   so.seed = fabric.seed;
   so.ground_truth_file = fabric.ground_truth_file;

@@ -1,5 +1,5 @@
 // The PFC faults of the simulated leaves: storms (a NIC pauses its leaf port without end; the
-// leaf relays, the spines relay on) and deadlocks (a leaf port and its NIC hold each other's
+// leaf relays to its ports and uplinks, the spines on to the other leaves) and deadlocks (a leaf port and its NIC hold each other's
 // lossless queue paused: nothing is sent, the PFC watchdog holds the queue stormed).
 #include <cmath>
 
@@ -89,6 +89,7 @@ void SwitchFabric::ApplyStorms(absl::Time now, double dt) {
     if (state.phase == 0) {
       if (now < start_ + storm.at) continue;
       state.phase = 1;
+      state.began = now;
       state.next_detect = now + kWatchdogDetection;
       spdlog::info("injected PFC storm: {}/{} -> {} {}", storm.host, storm.device,
                    switches_[k].name, victim.name);
@@ -116,12 +117,29 @@ void SwitchFabric::ApplyStorms(absl::Time now, double dt) {
       p.c.out_pfc[kRocePriority] += relayed;
       if (p.uplink) switches_[p.peer_switch].ports[p.peer_port_index].c.in_pfc[kRocePriority] += relayed;
     }
+    if (now >= state.began + options_.spine_relay_delay) SpreadThroughSpines(k, dt);
     if (now >= state.next_detect) {
       DetectWatchdog(c, kRocePriority);
       state.next_detect = now + kWatchdogRestoration;
     }
     if (c.wd_stormed[kRocePriority]) {
       c.queue_dropped[kRocePriority] += DrawCount(rng_, kWatchdogDropsPerSecond * dt);
+    }
+  }
+}
+
+// The spines that the storm's leaf pauses pause, in turn, whoever sends into them: every other
+// leaf's uplink receives their pauses, fewer than the leaf relays, and under the 2,000/s that
+// rules/pfc-storm.yaml takes for a storm's source (those leaves are paused, not sources; they
+// pass nothing on to their hosts).
+void SwitchFabric::SpreadThroughSpines(int leaf, double dt) {
+  for (const SwitchPort& uplink : switches_[leaf].ports) {
+    if (!uplink.uplink || !uplink.up) continue;
+    for (SwitchPort& p : switches_[uplink.peer_switch].ports) {
+      if (p.peer_switch == leaf || !p.up) continue;
+      const uint64_t relayed = DrawCount(rng_, options_.spine_relay_pause_rate * dt);
+      p.c.out_pfc[kRocePriority] += relayed;
+      switches_[p.peer_switch].ports[p.peer_port_index].c.in_pfc[kRocePriority] += relayed;
     }
   }
 }

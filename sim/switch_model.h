@@ -121,6 +121,10 @@ class SwitchFabric {
     double benign_pause_rate = 2;
     double storm_pause_rate = 20000;
     double relay_pause_rate = 3000;
+    // The spines, paused by the storm's leaf, relay on to every other leaf's uplink at this
+    // rate, from this long after the storm starts (their buffers toward the leaf fill first).
+    double spine_relay_pause_rate = 1500;
+    absl::Duration spine_relay_delay = absl::Seconds(1);
     // A deadlocked link, on priority 3: the leaf port holds its NIC in XOFF, refreshing the
     // pause every quantum (65535 x 512 bit times at 400G = 84 µs: about 12,000/s, as the NIC
     // side counts it); the NIC holds the port's queue with fewer, longer pauses.
@@ -153,11 +157,13 @@ class SwitchFabric {
   // next detects it.
   struct FaultState {
     int phase = 0;
+    absl::Time began = absl::InfiniteFuture();
     absl::Time next_detect = absl::InfinitePast();
   };
   // sim/switch_faults.cc: the PFC storms and deadlocks on leaf ports.
   void ApplyStorms(absl::Time now, double dt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ApplyDeadlocks(absl::Time now, double dt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SpreadThroughSpines(int leaf, double dt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // ECN marking share of each leaf at `now` (1: healthy).
   std::vector<double> LeafMarking(absl::Time now) const;
 

@@ -171,6 +171,100 @@ TEST(SwitchDeadlock, UnknownNicIsRefused) {
             std::string::npos);
 }
 
+// Pauses per second over (from, to] on every port: received [0] and sent [1], switch by switch.
+using PauseRates = std::vector<std::vector<std::pair<double, double>>>;
+PauseRates Rates(Ticked& f, absl::Duration from, absl::Duration to) {
+  f.RunUntil(from);
+  const auto a = f.All();
+  f.RunUntil(to);
+  const auto b = f.All();
+  const double seconds = absl::ToDoubleSeconds(to - from);
+  PauseRates r(a.size());
+  for (size_t s = 0; s < a.size(); ++s) {
+    for (size_t p = 0; p < a[s].size(); ++p) {
+      r[s].push_back({(b[s][p].in_pfc[kRocePriority] - a[s][p].in_pfc[kRocePriority]) / seconds,
+                      (b[s][p].out_pfc[kRocePriority] - a[s][p].out_pfc[kRocePriority]) / seconds});
+    }
+  }
+  return r;
+}
+
+TEST(SwitchStorm, SpreadsThroughTheSpinesToTheOtherLeavesAndPointsOnlyAtItsSource) {
+  SwitchFabric::Options o;
+  o.hosts = 4;
+  o.nics_per_host = 2;
+  o.hosts_per_leaf = 2;
+  o.spines = 2;
+  // gpu-node-003/mlx5_1: leaf-g1-r1 (index 3), panel position 0.
+  o.storms.push_back({"gpu-node-003", "mlx5_1", absl::Seconds(2), absl::ZeroDuration()});
+  Ticked f(o);
+  ASSERT_NE(f.fabric_, nullptr);
+  const std::vector<SimSwitch>& sw = f.fabric_->switches();
+  constexpr int kLeaf = 3;
+  // The storm's first second (it starts on the 2 s tick): the leaf relays, the spines not yet.
+  const PauseRates first = Rates(f, absl::Seconds(2), absl::Milliseconds(2900));
+  EXPECT_NEAR(first[kLeaf][1].second, 3000, 300);
+  for (int s = 4; s < 6; ++s) {
+    for (const auto& [rx, tx] : first[s]) EXPECT_LT(tx, 20) << sw[s].name;
+  }
+  const PauseRates r = Rates(f, absl::Seconds(4), absl::Seconds(9));
+  // Whoever receives more than a storm's 2,000/s on some port is the source's port, or a
+  // port whose peer is itself paused that hard (rules/lists.yaml pfc_paused_switches): only
+  // the NIC is a source.
+  auto paused_hard = [&](int s) {
+    for (const auto& [rx, tx] : r[s]) {
+      if (rx > 1000) return true;
+    }
+    return false;
+  };
+  for (int s = 0; s < 6; ++s) {
+    for (size_t p = 0; p < r[s].size(); ++p) {
+      const auto [rx, tx] = r[s][p];
+      const SwitchPort& port = sw[s].ports[p];
+      if (s == kLeaf && p == 0) {
+        EXPECT_NEAR(rx, 20000, 200);
+      } else if (rx > 2000) {
+        ASSERT_GE(port.peer_switch, 0) << sw[s].name << " " << port.name << " receives a storm from a NIC";
+        EXPECT_TRUE(paused_hard(port.peer_switch)) << sw[s].name << " " << port.name;
+      }
+      if (s == kLeaf) {
+        if (p != 0) EXPECT_NEAR(tx, 3000, 150) << "the leaf relays on " << port.name;
+      } else if (s < 4 && port.uplink) {
+        EXPECT_NEAR(rx, 1500, 120) << "the spines relay on to " << sw[s].name << " " << port.name;
+        EXPECT_LT(rx, 2000);
+        EXPECT_LT(tx, 10);
+      } else if (s < 4) {
+        EXPECT_LT(rx, 10) << sw[s].name << " " << port.name << ": hosts of other leaves are not paused";
+        EXPECT_LT(tx, 10) << sw[s].name << " " << port.name;
+      } else if (port.peer_switch == kLeaf) {
+        EXPECT_NEAR(rx, 3000, 150) << sw[s].name << " receives the leaf's relay";
+        EXPECT_LT(tx, 10) << sw[s].name << " does not pause the storm's leaf";
+      } else {
+        EXPECT_NEAR(tx, 1500, 120) << sw[s].name << " " << port.name;
+      }
+    }
+  }
+}
+
+TEST(SwitchNoise, BenignPauseRateIsPerPortAndMayBeZero) {
+  for (const double rate : {0.0, 10.0}) {
+    SwitchFabric::Options o;
+    o.hosts = 4;
+    o.nics_per_host = 2;
+    o.spines = 1;
+    o.benign_pause_rate = rate;
+    Ticked f(o);
+    ASSERT_NE(f.fabric_, nullptr);
+    const PauseRates r = Rates(f, absl::ZeroDuration(), absl::Seconds(20));
+    for (const auto& ports : r) {
+      for (const auto& [rx, tx] : ports) {
+        EXPECT_NEAR(rx, rate, rate / 2 + 1e-9);
+        EXPECT_NEAR(tx, rate, rate / 2 + 1e-9);
+      }
+    }
+  }
+}
+
 // What the switch agent reads from a SONiC leaf: the queues' watchdog fields and packets.
 nlohmann::json SonicQueues(std::unique_ptr<::gnmi::gNMI::Stub> stub,
                            std::unique_ptr<grpc::ClientContext> ctx, const std::string& port) {
