@@ -3,6 +3,7 @@
 #include "sim/runner.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -45,6 +46,15 @@ namespace fs = std::filesystem;
 constexpr absl::Duration kStopGrace = absl::Seconds(5);
 constexpr absl::Duration kStartTimeout = absl::Seconds(30);
 constexpr absl::Duration kPoll = absl::Milliseconds(200);
+
+// $TMPDIR, else /dev/shm: the simulator rewrites thousands of counter files ten times a second,
+// and on a disk with discard removing a 32-host tree took 22 s (0.2 s in memory); else /tmp.
+std::string WorkBase() {
+  const char* tmp = getenv("TMPDIR");
+  if (tmp != nullptr && *tmp != '\0') return tmp;
+  if (access("/dev/shm", W_OK | X_OK) == 0) return "/dev/shm";
+  return "/tmp";
+}
 
 bool FileReady(const std::string& path) {
   std::error_code ec;
@@ -108,7 +118,12 @@ class Run {
     live_.reset();
     std::vector<Child*> all;
     for (const std::unique_ptr<Child>& c : children_) all.push_back(c.get());
+    if (all.empty()) return;
+    const absl::Time start = absl::Now();
     StopAll(all, kStopGrace);
+    Say(absl::StrFormat("stopped %d processes in %.1f s", all.size(),
+                        absl::ToDoubleSeconds(absl::Now() - start)));
+    children_.clear();
   }
   absl::StatusOr<ScenarioScore> Score(const std::string& system, const std::string& diagnoses);
 
@@ -134,9 +149,7 @@ absl::Status Run::MakeWorkDir() {
     fs::remove_all(work, ec);
     fs::create_directories(work, ec);
   } else {
-    const char* tmp = getenv("TMPDIR");
-    std::string pattern = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/railwatch-",
-                                       s_.name, "-XXXXXX");
+    std::string pattern = absl::StrCat(WorkBase(), "/railwatch-", s_.name, "-XXXXXX");
     if (mkdtemp(pattern.data()) == nullptr) {
       return absl::InternalError(absl::StrCat("cannot make a work directory ", pattern));
     }

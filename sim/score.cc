@@ -235,8 +235,10 @@ ScenarioScore ScoreScenario(const ScoreInput& in) {
       for (const TruthRecord& r : in.truth) {
         if (explained || !r.Has("caused_by") || r.noise) continue;
         const FaultKindInfo* k = FindFaultKindByTruth(r.kind);
+        // On the rank's host, or on the fault's (a playbook that names the fabric cause).
+        const std::string host = CulpritValue(*d, "host");
         explained = k != nullptr && d->playbook() == k->playbook && fired >= r.at_unix_nano &&
-                    CulpritValue(*d, "host") == r.Field("host");
+                    !host.empty() && (host == r.Field("host") || host == r.Field("cause_host"));
       }
       if (explained) continue;
       why = "matches no fault";

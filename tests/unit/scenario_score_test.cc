@@ -153,7 +153,7 @@ TEST(ScenarioScore, WhatPagesAndWhatDoesNot) {
       StormTruth() +
       R"({"fault": "nic_gone", "host": "gpu-node-005", "device": "mlx5_1", "injected_at_unix_nano": )" +
       At(30) + "}\n" +
-      R"({"fault": "nccl_error", "host": "gpu-node-006", "job": "train", "error": "timeout", "caused_by": "nic_gone", "injected_at_unix_nano": )" +
+      R"({"fault": "nccl_error", "host": "gpu-node-006", "job": "train", "error": "timeout", "caused_by": "nic_gone", "cause_host": "gpu-node-005", "cause_device": "mlx5_1", "injected_at_unix_nano": )" +
       At(33) + "}\n" +
       R"({"noise": "driver_reload", "host": "gpu-node-001", "device": "mlx5_0", "at_unix_nano": )" +
       At(5) + "}\n";
@@ -164,7 +164,8 @@ TEST(ScenarioScore, WhatPagesAndWhatDoesNot) {
              {"folded", "pfc_storm", 22, {{"switch", "spine-0"}}, "storm"},  // explained_by
              {"pending", "straggler_rail", 0, {{"host", "gpu-node-002"}}},   // never fired
              {"gone", "nic_gone", 31, {{"host", "gpu-node-005"}, {"device", "mlx5_1"}}},
-             {"symptom", "nccl_failure", 35, {{"host", "gpu-node-006"}}},  // caused_by
+             {"symptom", "nccl_failure", 35, {{"host", "gpu-node-006"}}},   // caused_by
+             {"at_cause", "nccl_failure", 36, {{"host", "gpu-node-005"}}},  // names the cause
              {"other", "nccl_failure", 35, {{"host", "gpu-node-007"}}}});
   ASSERT_EQ(s.faults.size(), 2u);
   EXPECT_TRUE(s.faults[1].detected);
