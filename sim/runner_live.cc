@@ -58,12 +58,14 @@ std::string LiveFiring(const v1::Diagnosis& d, int64_t sim_start, int64_t t,
   if (!b.scope().empty()) {
     std::vector<std::string> jobs;
     for (const v1::JobImpact& j : b.jobs()) jobs.push_back(j.job());
-    absl::StrAppend(
-        &out, indent,
-        "hurts:    ", jobs.empty() ? "" : absl::StrCat("job ", absl::StrJoin(jobs, ", "), ": "),
-        b.gpus() > 0 ? absl::StrFormat("%d GPUs on ", b.gpus()) : "", b.hosts_size(),
-        b.hosts_size() == 1 ? " host" : " hosts", " (", b.scope(), " scope)",
-        b.gpus() > 0 ? absl::StrFormat(", about $%.0f a minute", b.cost_per_minute()) : "", "\n");
+    // As `railwatch explain` puts it: the scope, its hosts, the GPUs stalled and their cost.
+    absl::StrAppend(&out, indent, "hurts:    ", b.scope(), " scope, ", b.hosts_size(),
+                    b.hosts_size() == 1 ? " host" : " hosts",
+                    b.gpus() > 0 ? absl::StrFormat(", %d GPUs stalled, about $%.0f a minute",
+                                                   b.gpus(), b.cost_per_minute())
+                                 : "",
+                    jobs.empty() ? "" : absl::StrCat(" (job ", absl::StrJoin(jobs, ", "), ")"),
+                    "\n");
   }
   if (!d.runbook().empty()) absl::StrAppend(&out, indent, "runbook:  ", d.runbook(), "\n");
   const int commands = std::min(d.commands_size(), kCommandsShown);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -13,15 +14,36 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 
 namespace railwatch::sim {
+
+namespace {
+
+// A path as it is; a bare name searched in $PATH; "" when there is no such executable.
+std::string FindProgram(const std::string& name) {
+  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
+  const char* path = getenv("PATH");
+  for (absl::string_view dir : absl::StrSplit(path != nullptr ? path : "/usr/bin:/bin", ':')) {
+    const std::string candidate = absl::StrCat(dir.empty() ? "." : dir, "/", name);
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Child>> Child::Start(std::string name,
                                                     const std::vector<std::string>& argv,
                                                     const std::string& log_path) {
   if (argv.empty()) return absl::InvalidArgumentError("no program to start");
-  // Everything the child needs is prepared before fork: after it, only async-signal-safe calls.
+  // Everything the child needs is prepared before fork: after it, only async-signal-safe calls
+  // (so no execvp: the program is looked up in $PATH here).
+  const std::string program = FindProgram(argv[0]);
+  if (program.empty()) {
+    return absl::NotFoundError(absl::StrCat("cannot start ", name, ": no program ", argv[0]));
+  }
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -51,7 +73,7 @@ absl::StatusOr<std::unique_ptr<Child>> Child::Start(std::string name,
     if (null_in >= 0) dup2(null_in, 0);
     dup2(log, 1);
     dup2(log, 2);
-    execv(args[0], args.data());
+    execv(program.c_str(), args.data());
     const char msg[] = "railwatch-sim run: exec failed\n";
     (void)!write(2, msg, sizeof msg - 1);
     _exit(127);

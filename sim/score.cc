@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -33,8 +34,22 @@ std::string CulpritValue(const v1::Diagnosis& d, absl::string_view name) {
   return "";
 }
 
+// Whether the culprit names `wanted`: each label with its value, or, for host+device and
+// switch+interface, a `link` label ("gpu-node-002/mlx5_1 <-> leaf-r1/Ethernet2") with that end:
+// a link flap seen first from the switch's end names the cable, not the host's labels.
 bool Carries(const v1::Diagnosis& d, const Labels& wanted) {
-  for (const auto& [name, value] : wanted) {
+  std::map<std::string, std::string> want(wanted.begin(), wanted.end());
+  const std::vector<std::string> ends = absl::StrSplit(CulpritValue(d, "link"), " <-> ");
+  for (const auto& [first, second] :
+       {std::pair<std::string, std::string>{"host", "device"}, {"switch", "interface"}}) {
+    if (want.count(first) == 0 || want.count(second) == 0) continue;
+    const std::string end = absl::StrCat(want[first], "/", want[second]);
+    if (std::find(ends.begin(), ends.end(), end) != ends.end()) {
+      want.erase(first);
+      want.erase(second);
+    }
+  }
+  for (const auto& [name, value] : want) {
     if (CulpritValue(d, name) != value) return false;
   }
   return !wanted.empty();

@@ -217,6 +217,30 @@ faults:
   EXPECT_TRUE(s.passed) << ::testing::PrintToString(s.problems);
 }
 
+TEST(ScenarioScore, ALinkLabelNamesBothEndsOfTheCable) {
+  const Scenario sc = Load(
+      "duration: 60s\nfaults:\n  - {kind: link_flap, at: 15s, host: gpu-node-002, device: "
+      "mlx5_1}\n");
+  const std::string truth =
+      R"({"fault": "link_flap", "host": "gpu-node-002", "device": "mlx5_1", "port": "1", "down_for_ms": 300, "injected_at_unix_nano": )" +
+      At(15) + "}\n";
+  // Seen first from the switch's end: switch, interface and the cable.
+  ScenarioScore s = Score(sc, truth,
+                          {{"sw",
+                            "link_flap",
+                            15.5,
+                            {{"interface", "Ethernet2"},
+                             {"link", "gpu-node-002/mlx5_1 <-> leaf-r1/Ethernet2"},
+                             {"switch", "leaf-r1"}}}});
+  EXPECT_TRUE(s.faults[0].right_culprit);
+  EXPECT_TRUE(s.false_diagnoses.empty());
+  // Another cable is another culprit.
+  ScenarioScore other =
+      Score(sc, truth,
+            {{"sw", "link_flap", 15.5, {{"link", "gpu-node-002/mlx5_0 <-> leaf-r0/Ethernet2"}}}});
+  EXPECT_FALSE(other.faults[0].right_culprit);
+}
+
 TEST(ScenarioScore, DeadlockCulpritIsTheLeafPortFromTheGroundTruth) {
   const Scenario sc = Load(
       "duration: 60s\nfaults:\n  - {kind: pfc_deadlock, at: 15s, host: gpu-node-004, device: "
