@@ -134,6 +134,7 @@ class Baseline:
                     raise RuntimeError(f"no {os.path.join(self.args.root, host)}: is the "
                                        "simulator running with this --root?")
                 time.sleep(0.1)
+        log(f"the simulator's {len(self.hosts)} host trees are there")
         pending = list(self.hosts)
         while pending:
             for host in pending:
@@ -254,12 +255,15 @@ class Baseline:
     # ---- the run -----------------------------------------------------------------------------
 
     def run(self):
-        deadline = time.monotonic() + self.args.ready_timeout
+        start = time.monotonic()
+        deadline = start + self.args.ready_timeout
         self.run_textfile_job()
         self.start_exporters(deadline)
         if self.stopping:  # stopped before it started: it saw nothing
             return alerts_mod.AlertTracker({}, self.rdma_device)
+        log(f"{len(self.hosts)} node_exporters up after {time.monotonic() - start:.1f} s")
         self.start_prometheus(deadline)
+        log(f"Prometheus up after {time.monotonic() - start:.1f} s")
         tracker = alerts_mod.AlertTracker(self.rule_timings(), self.rdma_device)
         while not self.all_targets_scraped():
             if self.stopping:
@@ -269,7 +273,8 @@ class Baseline:
                                    f"within {self.args.ready_timeout:.0f} s")
             time.sleep(0.2)
         self.write_ready()
-        log(f"ready: Prometheus {self.prometheus}, {len(self.hosts)} node_exporters")
+        log(f"ready after {time.monotonic() - start:.1f} s: Prometheus {self.prometheus} has "
+            f"scraped {len(self.hosts)} node_exporters")
         next_textfile = time.monotonic() + self.args.textfile_interval
         while not self.stopping:
             self.poll(tracker)
