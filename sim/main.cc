@@ -13,6 +13,7 @@
 #include "common/logging.h"
 #include "common/signals.h"
 #include "sim/gnmi_switch.h"
+#include "sim/host_flags.h"
 #include "sim/repeated_flags.h"
 #include "sim/runner.h"
 #include "sim/switch_model.h"
@@ -192,9 +193,10 @@ int main(int argc, char** argv) {
       "See docs/SIMULATOR.md and docs/SCENARIOS.md.");
   static absl::Notification stop;
   railwatch::NotifyOnTerminationSignal(stop);
-  std::vector<std::string> args = railwatch::sim::JoinRepeatedFlags(
-      argc, argv, {"flap", "pfc_storm", "lldp_miswire", "job", "degrade", "ecn_misconfig",
-                    "pfc_deadlock"});
+  std::vector<std::string> list_flags = {"flap", "pfc_storm", "lldp_miswire", "job", "degrade",
+                                         "ecn_misconfig", "pfc_deadlock"};
+  for (const std::string& name : railwatch::sim::HostListFlags()) list_flags.push_back(name);
+  std::vector<std::string> args = railwatch::sim::JoinRepeatedFlags(argc, argv, list_flags);
   std::vector<char*> arg_pointers;
   for (std::string& a : args) arg_pointers.push_back(a.data());
   absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());
@@ -222,7 +224,12 @@ int main(int argc, char** argv) {
     f->down_for = absl::GetFlag(FLAGS_flap_down_for);
     o.flaps.push_back(*f);
   }
+  o.hosts_per_leaf = absl::GetFlag(FLAGS_hosts_per_leaf);
   if (absl::Status s = ParseTrafficFaults(o); !s.ok()) {
+    spdlog::critical("{}", s.message());
+    return 2;
+  }
+  if (absl::Status s = railwatch::sim::ParseHostFlags(o); !s.ok()) {
     spdlog::critical("{}", s.message());
     return 2;
   }

@@ -1,9 +1,11 @@
 #include "sim/sysfs_fabric.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <tuple>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -16,27 +18,63 @@
 #include "absl/strings/str_split.h"
 #include "common/text.h"
 #include "common/logging.h"
+#include "sim/host_faults.h"
+#include "sim/job_failures.h"
+#include "sim/nccl_log_writer.h"
+#include "sim/nic_port.h"
 
 namespace railwatch::sim {
 namespace fs = std::filesystem;
 
-absl::StatusOr<std::unique_ptr<SimFile>> SimFile::Create(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+absl::StatusOr<std::unique_ptr<SimFile>> SimFile::Create(const std::string& path,
+                                                         std::string_view content, bool keep_open,
+                                                         std::string moved_to) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return absl::UnavailableError(absl::StrCat(path, ": ", std::strerror(errno)));
-  return std::unique_ptr<SimFile>(new SimFile(fd, path));
+  if (!content.empty() &&
+      ::pwrite(fd, content.data(), content.size(), 0) != static_cast<ssize_t>(content.size())) {
+    const int err = errno;
+    ::close(fd);
+    return absl::UnavailableError(absl::StrCat(path, ": ", std::strerror(err)));
+  }
+  if (!keep_open) {
+    ::close(fd);
+    fd = -1;
+  }
+  return std::unique_ptr<SimFile>(
+      new SimFile(fd, moved_to.empty() ? path : std::move(moved_to), content.size()));
 }
 
-SimFile::~SimFile() { ::close(fd_); }
+SimFile::~SimFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
 
 absl::Status SimFile::Write(std::string_view content) {
-  if (::pwrite(fd_, content.data(), content.size(), 0) != static_cast<ssize_t>(content.size())) {
-    return absl::UnavailableError(absl::StrCat(path_, ": ", std::strerror(errno)));
+  const int fd = fd_ >= 0 ? fd_ : ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return absl::UnavailableError(absl::StrCat(path_, ": ", std::strerror(errno)));
+  absl::Status status;
+  if (::pwrite(fd, content.data(), content.size(), 0) != static_cast<ssize_t>(content.size()) ||
+      (content.size() < length_ && ::ftruncate(fd, static_cast<off_t>(content.size())) != 0)) {
+    status = absl::UnavailableError(absl::StrCat(path_, ": ", std::strerror(errno)));
+  } else {
+    length_ = content.size();
   }
-  if (content.size() < length_ && ::ftruncate(fd_, static_cast<off_t>(content.size())) != 0) {
-    return absl::UnavailableError(absl::StrCat(path_, ": ", std::strerror(errno)));
+  if (fd != fd_) ::close(fd);
+  return status;
+}
+
+size_t SpareFileDescriptors() {
+  struct rlimit limit;
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+    ::getrlimit(RLIMIT_NOFILE, &limit);
   }
-  length_ = content.size();
-  return absl::OkStatus();
+  size_t open = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end; it.increment(ec)) ++open;
+  return limit.rlim_cur > open ? limit.rlim_cur - open : 0;
 }
 
 absl::StatusOr<LinkFlap> ParseLinkFlap(absl::string_view spec) {
@@ -56,37 +94,37 @@ absl::StatusOr<LinkFlap> ParseLinkFlap(absl::string_view spec) {
   return f;
 }
 
-// One simulated NIC port: its counter values and the files that show them.
-struct SysfsFabric::Port {
-  std::string host, device;
-  int port = 1;
-  bool up = true;
-  // name (relative to ports/<n>/) -> value and file
-  struct Counter {
-    uint64_t value = 0;
-    uint64_t written = UINT64_MAX;
-    std::unique_ptr<SimFile> file;
-  };
-  std::map<std::string, Counter> counters;
-  std::unique_ptr<SimFile> state, phys_state, rate;
-  double speed_factor = 1;  // < 1 after a --degrade
+std::vector<LinkFlap> ExpandRepeatedFlap(const RepeatedFlap& r, absl::Duration down_for) {
+  std::vector<LinkFlap> out;
+  for (int i = 0; i < r.count; ++i) {
+    out.push_back({r.host, r.device, r.port, r.at + i * r.period, down_for, i + 1, r.count});
+  }
+  return out;
+}
 
-  uint64_t& operator[](const std::string& name) { return counters[name].value; }
+absl::Status AppendGroundTruth(const std::string& file, std::string_view json_line) {
+  if (file.empty()) return absl::OkStatus();
+  std::ofstream out(file, std::ios::app);
+  out << json_line << "\n";
+  if (!out) return absl::UnavailableError("cannot append to " + file);
+  return absl::OkStatus();
+}
 
-  absl::Status Flush() {
-    for (auto& [name, c] : counters) {
-      if (c.value == c.written) continue;
-      if (absl::Status s = c.file->Write(absl::StrCat(c.value, "\n")); !s.ok()) return s;
-      c.written = c.value;
+std::string JsonString(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      absl::StrAppendFormat(&out, "\\u%04x", c);
+    } else {
+      out.push_back(c);
     }
-    return absl::OkStatus();
   }
-  absl::Status SetUp(bool is_up) {
-    up = is_up;
-    if (absl::Status s = state->Write(is_up ? "4: ACTIVE\n" : "1: DOWN\n"); !s.ok()) return s;
-    return phys_state->Write(is_up ? "5: LinkUp\n" : "3: Disabled\n");
-  }
-};
+  out.push_back('"');
+  return out;
+}
 
 SysfsFabric::SysfsFabric(Options options) : options_(std::move(options)), rng_(options_.seed) {}
 SysfsFabric::~SysfsFabric() = default;
@@ -101,6 +139,18 @@ std::string SysfsFabric::HostRoot(const std::string& host) const {
   return (fs::path(options_.root) / host).string();
 }
 
+int SysfsFabric::LeafOf(int host, int nic) const {
+  const int group = options_.hosts_per_leaf > 0 ? (host - 1) / options_.hosts_per_leaf : 0;
+  return group * options_.nics_per_host + nic;
+}
+
+NicPort* SysfsFabric::Find(const std::string& host, const std::string& device) const {
+  for (const auto& p : ports_) {
+    if (p->host_name == host && p->device == device) return p.get();
+  }
+  return nullptr;
+}
+
 namespace {
 
 absl::Status WriteStatic(const fs::path& path, std::string_view content) {
@@ -110,32 +160,23 @@ absl::Status WriteStatic(const fs::path& path, std::string_view content) {
   return absl::OkStatus();
 }
 
-// The counters a ConnectX-7 in RoCE mode shows, as named in sysfs.
-constexpr const char* kCounters[] = {
-    "counters/port_xmit_data", "counters/port_rcv_data", "counters/port_xmit_packets",
-    "counters/port_rcv_packets", "counters/unicast_xmit_packets", "counters/unicast_rcv_packets",
-    "counters/multicast_xmit_packets", "counters/multicast_rcv_packets",
-    "counters/link_downed", "counters/link_error_recovery", "counters/symbol_error",
-    "counters/port_rcv_errors", "counters/port_rcv_remote_physical_errors",
-    "counters/port_rcv_switch_relay_errors", "counters/port_xmit_discards",
-    "counters/port_xmit_constraint_errors", "counters/port_rcv_constraint_errors",
-    "counters/port_xmit_wait", "counters/local_link_integrity_errors",
-    "counters/excessive_buffer_overrun_errors", "counters/VL15_dropped",
-    "hw_counters/out_of_sequence", "hw_counters/packet_seq_err",
-    "hw_counters/local_ack_timeout_err", "hw_counters/out_of_buffer",
-    "hw_counters/np_ecn_marked_roce_packets", "hw_counters/np_cnp_sent",
-    "hw_counters/rp_cnp_handled", "hw_counters/rp_cnp_ignored", "hw_counters/roce_adp_retrans",
-    "hw_counters/roce_adp_retrans_to", "hw_counters/rx_write_requests",
-    "hw_counters/rx_read_requests", "hw_counters/duplicate_request",
-    "hw_counters/rx_atomic_requests", "hw_counters/rx_dct_connect",
-    "hw_counters/rnr_nak_retry_err", "hw_counters/implied_nak_seq_err",
-    "hw_counters/resp_local_length_error", "hw_counters/resp_cqe_error",
-    "hw_counters/req_cqe_error", "hw_counters/req_remote_invalid_request",
-    "hw_counters/req_remote_access_errors", "hw_counters/resp_remote_access_errors",
-    "hw_counters/resp_cqe_flush_error", "hw_counters/req_cqe_flush_error",
-    "hw_counters/roce_slow_restart", "hw_counters/roce_slow_restart_cnps",
-    "hw_counters/roce_slow_restart_trans", "hw_counters/rx_icrc_encapsulated",
-    "hw_counters/req_transport_retries_exceeded", "hw_counters/req_rnr_retries_exceeded"};
+// A host's tree is built under a staging directory and then renamed: files that are opened for
+// each write must know where they end up.
+struct TreePaths {
+  fs::path staging, final_root;
+  std::string Final(const fs::path& p) const {
+    return (final_root / p.lexically_relative(staging)).string();
+  }
+};
+
+absl::Status OpenSimFile(const TreePaths& tree, const fs::path& path, std::string_view content,
+                         std::unique_ptr<SimFile>& into, bool keep_open = false) {
+  absl::StatusOr<std::unique_ptr<SimFile>> f =
+      SimFile::Create(path.string(), content, keep_open, tree.Final(path));
+  if (!f.ok()) return f.status();
+  into = std::move(*f);
+  return absl::OkStatus();
+}
 
 // The PCI function behind RDMA device `nic` of a host, laid out as the kernel does: the RDMA
 // device's `device` link points at it; it names its driver, NUMA node and netdev; the port's
@@ -171,95 +212,54 @@ absl::Status CreatePciFunction(const fs::path& root, const fs::path& rdma_dev,
   return absl::OkStatus();
 }
 
+// The netdev of that PCI function: class/net/<netdev> links to it (as in real sysfs), it has a
+// `device` link back to the function (the agent's netdev selector looks for one), and its
+// carrier files move with the link.
+absl::Status CreateNetdev(const TreePaths& tree, NicPort& port) {
+  const fs::path& root = tree.staging;
+  const std::string address = absl::StrFormat("0000:%02x:00.0", 0x18 + port.nic * 0x10);
+  const fs::path relative = fs::path("devices") / "pci0000:00" / address / "net" / port.netdev;
+  const fs::path dir = root / relative;
+  std::error_code ec;
+  fs::create_directories(root / "class" / "net", ec);
+  fs::create_symlink(fs::path("../..") / relative, root / "class" / "net" / port.netdev, ec);
+  fs::create_symlink(fs::path("../../..") / address, dir / "device", ec);
+  if (ec) return absl::UnavailableError(absl::StrCat(dir.string(), ": ", ec.message()));
+  for (auto [name, content] : {std::pair{"mtu", "9000\n"}, std::pair{"type", "1\n"}}) {
+    if (absl::Status s = WriteStatic(dir / name, content); !s.ok()) return s;
+  }
+  // As of a link that came up once at boot; SetUp keeps them from here.
+  for (auto [member, name, content] :
+       {std::tuple{&port.carrier, "carrier", "1\n"}, std::tuple{&port.operstate, "operstate", "up\n"},
+        std::tuple{&port.carrier_changes, "carrier_changes", "1\n"},
+        std::tuple{&port.carrier_up, "carrier_up_count", "1\n"},
+        std::tuple{&port.carrier_down, "carrier_down_count", "0\n"}}) {
+    if (absl::Status s = OpenSimFile(tree, dir / name, content, *member); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status SysfsFabric::Create(absl::Time start) {
-  start_ = last_ = start;
+  start_ = last_ = last_ethtool_ = last_cold_flush_ = start;
+  if (absl::Status s = Validate(); !s.ok()) return s;
+  // Keep the files written every tick open while descriptors last (some for the NCCL logs, the
+  // gNMI servers and the agent's own needs aside); the rest are opened for each write.
+  const size_t reserve = 1024 + static_cast<size_t>(options_.hosts) * options_.jobs.size();
+  // First the files written every tick (and the ethtool dump) of every NIC, then the other
+  // busy counters of as many NICs as there are descriptors left.
+  const size_t nics = static_cast<size_t>(options_.hosts) * options_.nics_per_host;
+  size_t spare = SpareFileDescriptors();
+  spare = spare > reserve ? spare - reserve : 0;
+  hot_open_nics_ = std::min(nics, spare / (kHotCounters + 1));
+  busy_open_nics_ = std::min(nics, (spare - hot_open_nics_ * (kHotCounters + 1)) / kBusyCounters);
+  if (busy_open_nics_ < nics) {
+    spdlog::info("{} spare descriptors: counter files of {} of {} NICs are opened for each write",
+                 spare, nics - busy_open_nics_, nics);
+  }
   for (int h = 1; h <= options_.hosts; ++h) {
-    const std::string host = HostName(h);
-    // Each host's tree is built under a staging name and renamed into place when complete, so
-    // an agent never discovers a half-written tree. Open files stay valid across the rename.
-    const fs::path staging = fs::path(options_.root) / absl::StrCat(".", host, ".staging");
-    std::error_code rm_ec;
-    fs::remove_all(staging, rm_ec);
-    fs::remove_all(HostRoot(host), rm_ec);
-    for (int n = 0; n < options_.nics_per_host; ++n) {
-      const std::string device = absl::StrCat("mlx5_", n);
-      const fs::path dev = staging / "class" / "infiniband" / device;
-      const fs::path port_dir = dev / "ports" / "1";
-      std::error_code ec;
-      fs::create_directories(port_dir / "counters", ec);
-      fs::create_directories(port_dir / "hw_counters", ec);
-      if (ec) return absl::UnavailableError(absl::StrCat(port_dir.string(), ": ", ec.message()));
-      for (auto [name, content] : std::initializer_list<std::pair<const char*, std::string>>{
-               {"board_id", "MT_0000000838\n"},
-               {"fw_ver", "28.39.1002\n"},
-               {"hca_type", "MT4129\n"},
-               {"node_guid", absl::StrFormat("b83f:d203:00%02x:%04x\n", h % 256, n)}}) {
-        if (absl::Status s = WriteStatic(dev / name, content); !s.ok()) return s;
-      }
-      if (absl::Status s = WriteStatic(port_dir / "link_layer", "Ethernet\n"); !s.ok()) return s;
-      if (absl::Status s = WriteStatic(port_dir / "hw_counters" / "lifespan", "10\n"); !s.ok()) {
-        return s;
-      }
-      if (absl::Status s = CreatePciFunction(staging, dev, port_dir, n, options_.nics_per_host);
-          !s.ok()) {
-        return s;
-      }
-
-      auto port = std::make_unique<Port>();
-      port->host = host;
-      port->device = device;
-      port->port = 1;
-      for (const char* name : kCounters) {
-        absl::StatusOr<std::unique_ptr<SimFile>> f = SimFile::Create((port_dir / name).string());
-        if (!f.ok()) return f.status();
-        Port::Counter& c = port->counters[name];
-        c.file = std::move(*f);
-        // Start from a plausible uptime's worth of traffic, different per NIC.
-        if (std::string_view(name).find("data") != std::string_view::npos) {
-          c.value = rng_() % (uint64_t{1} << 40);
-        }
-      }
-      for (auto [member, fname] : {std::pair{&port->state, "state"},
-                                   std::pair{&port->phys_state, "phys_state"},
-                                   std::pair{&port->rate, "rate"}}) {
-        absl::StatusOr<std::unique_ptr<SimFile>> f =
-            SimFile::Create((port_dir / fname).string());
-        if (!f.ok()) return f.status();
-        *member = std::move(*f);
-      }
-      if (absl::Status s = port->rate->Write(RateText(options_.link_gbps)); !s.ok()) return s;
-      if (absl::Status s = port->SetUp(true); !s.ok()) return s;
-      if (absl::Status s = port->Flush(); !s.ok()) return s;
-      by_name_[absl::StrCat(host, "/", device, "/1")] = port.get();
-      ports_.push_back(std::move(port));
-    }
-    std::error_code ec;
-    fs::rename(staging, HostRoot(host), ec);
-    if (ec) return absl::UnavailableError(absl::StrCat("rename to ", HostRoot(host), ": ", ec.message()));
-  }
-  for (size_t i = 0; i < options_.flaps.size(); ++i) {
-    const LinkFlap& f = options_.flaps[i];
-    const std::string name = absl::StrCat(f.host, "/", f.device, "/", f.port);
-    if (!by_name_.contains(name)) {
-      return absl::InvalidArgumentError(absl::StrCat("flap target ", name, " is not a simulated port"));
-    }
-    // Each flap is one down and one up with its own ground truth: two that overlap would be one.
-    for (size_t j = 0; j < i; ++j) {
-      const LinkFlap& g = options_.flaps[j];
-      if (g.host != f.host || g.device != f.device || g.port != f.port) continue;
-      if (f.at < g.at + g.down_for && g.at < f.at + f.down_for) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "flaps of ", name, " at ", HumanDuration(g.at), " and ", HumanDuration(f.at),
-            " overlap (a flap keeps the link down for ", HumanDuration(f.down_for), ")"));
-      }
-    }
-  }
-  if (absl::Status s = ValidateTrafficFaults(options_.hosts, options_.nics_per_host, options_.jobs,
-                                             options_.degrades, options_.ecn_misconfigs);
-      !s.ok()) {
-    return s;
+    if (absl::Status s = CreateHost(h); !s.ok()) return s;
   }
   job_of_host_.assign(options_.hosts + 1, -1);
   for (size_t j = 0; j < options_.jobs.size(); ++j) {
@@ -267,40 +267,126 @@ absl::Status SysfsFabric::Create(absl::Time start) {
       job_of_host_[h] = static_cast<int>(j);
     }
   }
-  leaf_marking_.assign(options_.nics_per_host, 1.0);
+  const int groups =
+      options_.hosts_per_leaf > 0 ? (options_.hosts + options_.hosts_per_leaf - 1) / options_.hosts_per_leaf : 1;
+  leaf_marking_.assign(groups * options_.nics_per_host, 1.0);
   flap_started_.assign(options_.flaps.size(), false);
   flap_ended_.assign(options_.flaps.size(), false);
-  degrade_started_.assign(options_.degrades.size(), false);
-  misconfig_started_.assign(options_.ecn_misconfigs.size(), false);
+  job_stalled_.assign(options_.jobs.size(), false);
+  job_burst_.assign(options_.jobs.size(), 1.0);
+  job_burst_until_.assign(options_.jobs.size(), start);
+  progress_ = std::make_unique<FaultProgress>(options_);
+  if (options_.nccl_logs && !options_.jobs.empty()) {
+    nccl_ = std::make_unique<NcclLogs>(options_.root, options_.jobs, options_.nics_per_host,
+                                       options_.seed);
+    if (absl::Status s = nccl_->Create(start); !s.ok()) return s;
+  }
+  failures_ = std::make_unique<JobFailures>(options_.jobs, job_of_host_, nccl_.get(),
+                                            options_.ground_truth_file);
   return absl::OkStatus();
 }
 
-absl::Status AppendGroundTruth(const std::string& file, std::string_view json_line) {
-  if (file.empty()) return absl::OkStatus();
-  std::ofstream out(file, std::ios::app);
-  out << json_line << "\n";
-  if (!out) return absl::UnavailableError("cannot append to " + file);
+absl::Status SysfsFabric::CreateHost(int h) {
+  const std::string host = HostName(h);
+  // Each host's tree is built under a staging name and renamed into place when complete, so
+  // an agent never discovers a half-written tree. Open files stay valid across the rename.
+  const fs::path staging = fs::path(options_.root) / absl::StrCat(".", host, ".staging");
+  const TreePaths tree{staging, HostRoot(host)};
+  std::error_code rm_ec;
+  fs::remove_all(staging, rm_ec);
+  fs::remove_all(HostRoot(host), rm_ec);
+  for (int n = 0; n < options_.nics_per_host; ++n) {
+    auto port = std::make_unique<NicPort>();
+    port->host = h;
+    port->nic = n;
+    port->leaf = LeafOf(h, n);
+    port->host_name = host;
+    port->device = absl::StrCat("mlx5_", n);
+    port->netdev = NetdevName(n);
+    const fs::path dev = staging / "class" / "infiniband" / port->device;
+    const fs::path port_dir = dev / "ports" / "1";
+    std::error_code ec;
+    fs::create_directories(port_dir / "counters", ec);
+    fs::create_directories(port_dir / "hw_counters", ec);
+    if (ec) return absl::UnavailableError(absl::StrCat(port_dir.string(), ": ", ec.message()));
+    for (auto [name, content] : std::initializer_list<std::pair<const char*, std::string>>{
+             {"board_id", "MT_0000000838\n"},
+             {"fw_ver", "28.39.1002\n"},
+             {"hca_type", "MT4129\n"},
+             {"node_guid", absl::StrFormat("b83f:d203:00%02x:%04x\n", h % 256, n)}}) {
+      if (absl::Status s = WriteStatic(dev / name, content); !s.ok()) return s;
+    }
+    if (absl::Status s = WriteStatic(port_dir / "link_layer", "Ethernet\n"); !s.ok()) return s;
+    if (absl::Status s = WriteStatic(port_dir / "hw_counters" / "lifespan", "10\n"); !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = CreatePciFunction(staging, dev, port_dir, n, options_.nics_per_host);
+        !s.ok()) {
+      return s;
+    }
+    const bool keep_open = ports_.size() < hot_open_nics_;
+    const bool keep_busy_open = ports_.size() < busy_open_nics_;
+    // Start from a plausible uptime's worth of traffic, different per NIC.
+    (*port)[kPortXmitData] = rng_() % (uint64_t{1} << 40);
+    (*port)[kPortRcvData] = rng_() % (uint64_t{1} << 40);
+    for (int i = 0; i < kSysfsCounterCount; ++i) {
+      if (absl::Status s = OpenSimFile(tree, port_dir / kSysfsCounterNames[i],
+                                       absl::StrCat(port->counters[i], "\n"), port->files[i],
+                                       (keep_open && IsHotCounter(i)) ||
+                                           (keep_busy_open && IsBusyCounter(i)));
+          !s.ok()) {
+        return s;
+      }
+    }
+    port->written = port->counters;
+    port->eth.tx_prio_bytes[kRocePriority] = (*port)[kPortXmitData] * 4;
+    port->eth.rx_prio_bytes[kRocePriority] = (*port)[kPortRcvData] * 4;
+    port->eth.tx_rdma_bytes = port->eth.tx_prio_bytes[kRocePriority];
+    port->eth.rx_rdma_bytes = port->eth.rx_prio_bytes[kRocePriority];
+    // A healthy PAM4 link's FEC corrects some bits all the time, a little more on some links.
+    port->fec_corrected_bits_per_s =
+        std::uniform_real_distribution<double>(kHealthyCorrectedBitsPerSecond / 2,
+                                               kHealthyCorrectedBitsPerSecond * 2)(rng_);
+    const std::string rate = RateText(options_.link_gbps);
+    for (auto [member, fname, content] :
+         {std::tuple{&port->state, "state", std::string_view("4: ACTIVE\n")},
+          std::tuple{&port->phys_state, "phys_state", std::string_view("5: LinkUp\n")},
+          std::tuple{&port->rate, "rate", std::string_view(rate)}}) {
+      if (absl::Status s = OpenSimFile(tree, port_dir / fname, content, *member); !s.ok()) return s;
+    }
+    if (absl::Status s = CreateNetdev(tree, *port); !s.ok()) return s;
+    if (options_.ethtool) {
+      absl::StatusOr<std::unique_ptr<EthtoolDump>> dump =
+          EthtoolDump::Create((staging / "ethtool").string(), tree.Final(staging / "ethtool"),
+                              port->netdev, port->eth, keep_open);
+      if (!dump.ok()) return dump.status();
+      port->ethtool = std::move(*dump);
+    }
+    ports_.push_back(std::move(port));
+  }
+  std::error_code ec;
+  fs::rename(staging, HostRoot(host), ec);
+  if (ec) return absl::UnavailableError(absl::StrCat("rename to ", HostRoot(host), ": ", ec.message()));
   return absl::OkStatus();
 }
 
 void SysfsFabric::ReadTraffic(std::vector<NicTraffic>& out) const {
   out.resize(ports_.size());
   for (size_t i = 0; i < ports_.size(); ++i) {
-    const Port& p = *ports_[i];
-    auto value = [&p](const char* name) {
-      auto it = p.counters.find(name);
-      return it == p.counters.end() ? uint64_t{0} : it->second.value;
-    };
+    const NicPort& p = *ports_[i];
     NicTraffic& t = out[i];
-    t.host = static_cast<int>(i) / options_.nics_per_host + 1;
-    t.nic = static_cast<int>(i) % options_.nics_per_host;
+    t.host = p.host;
+    t.nic = p.nic;
     // IB data counters count 4-byte words.
-    t.tx_bytes = value("counters/port_xmit_data") * 4;
-    t.rx_bytes = value("counters/port_rcv_data") * 4;
-    t.tx_packets = value("counters/port_xmit_packets");
-    t.rx_packets = value("counters/port_rcv_packets");
+    t.tx_bytes = p[kPortXmitData] * 4;
+    t.rx_bytes = p[kPortRcvData] * 4;
+    t.tx_packets = p[kPortXmitPackets];
+    t.rx_packets = p[kPortRcvPackets];
     t.up = p.up;
-    t.ecn_marked = value("hw_counters/np_ecn_marked_roce_packets");
+    t.ecn_marked = p[kNpEcnMarkedRocePackets];
+    t.priority = p.priority;
+    t.gone = p.gone;
+    t.corrupted_packets = p.corrupted_packets;
   }
 }
 
@@ -309,11 +395,26 @@ absl::Status SysfsFabric::Tick(absl::Time now) {
   if (dt <= 0) return absl::OkStatus();
   last_ = now;
   if (absl::Status s = ApplyFlaps(now); !s.ok()) return s;
-  if (absl::Status s = ApplyDegrades(now); !s.ok()) return s;
-  if (absl::Status s = ApplyEcnMisconfigs(now); !s.ok()) return s;
+  if (absl::Status s = ApplyFaults(now); !s.ok()) return s;
   MoveTraffic(now, dt);
+  MovePauses(dt);
+  MoveErrors(dt);
+  const bool cold = now - last_cold_flush_ >= options_.cold_flush_interval;
+  if (cold) last_cold_flush_ = now;
   for (auto& port : ports_) {
-    if (absl::Status s = port->Flush(); !s.ok()) return s;
+    if (absl::Status s = port->Flush(cold); !s.ok()) return s;
+  }
+  if (absl::Status s = failures_->Tick(now); !s.ok()) return s;
+  return WriteEthtool(now);
+}
+
+absl::Status SysfsFabric::WriteEthtool(absl::Time now) {
+  if (!options_.ethtool || now - last_ethtool_ < options_.ethtool_interval) return absl::OkStatus();
+  last_ethtool_ = now;
+  for (auto& port : ports_) {
+    if (port->ethtool == nullptr || !port->eth_dirty) continue;
+    if (absl::Status s = port->ethtool->Write(port->eth); !s.ok()) return s;
+    port->eth_dirty = false;
   }
   return absl::OkStatus();
 }
@@ -321,19 +422,19 @@ absl::Status SysfsFabric::Tick(absl::Time now) {
 absl::Status SysfsFabric::ApplyFlaps(absl::Time now) {
   for (size_t i = 0; i < options_.flaps.size(); ++i) {
     const LinkFlap& f = options_.flaps[i];
-    Port* p = by_name_[absl::StrCat(f.host, "/", f.device, "/", f.port)];
+    NicPort* p = Find(f.host, f.device);
     if (!flap_started_[i] && now >= start_ + f.at) {
       flap_started_[i] = true;
-      // The PMA counts the failed link the moment it goes down.
-      (*p)["counters/link_downed"] += 1;
-      (*p)["counters/link_error_recovery"] += 1;
+      if (p->gone) continue;
       if (absl::Status s = p->SetUp(false); !s.ok()) return s;
+      const std::string repeat =
+          f.of > 0 ? absl::StrFormat(", \"repeat\": %d, \"of\": %d", f.repeat, f.of) : "";
       if (absl::Status s = AppendGroundTruth(
               options_.ground_truth_file,
               absl::StrFormat("{\"fault\": \"link_flap\", \"host\": \"%s\", \"device\": \"%s\", "
-                              "\"port\": \"%d\", \"injected_at_unix_nano\": %d, \"down_for_ms\": %d}",
+                              "\"port\": \"%d\", \"injected_at_unix_nano\": %d, \"down_for_ms\": %d%s}",
                               f.host, f.device, f.port, absl::ToUnixNanos(now),
-                              absl::ToInt64Milliseconds(f.down_for)));
+                              absl::ToInt64Milliseconds(f.down_for), repeat));
           !s.ok()) {
         return s;
       }
@@ -341,126 +442,12 @@ absl::Status SysfsFabric::ApplyFlaps(absl::Time now) {
     }
     if (flap_started_[i] && !flap_ended_[i] && now >= start_ + f.at + f.down_for) {
       flap_ended_[i] = true;
+      if (p->gone) continue;
       if (absl::Status s = p->SetUp(true); !s.ok()) return s;
       spdlog::info("link {}/{} port {} up again", f.host, f.device, f.port);
     }
   }
   return absl::OkStatus();
-}
-
-absl::Status SysfsFabric::ApplyDegrades(absl::Time now) {
-  for (size_t i = 0; i < options_.degrades.size(); ++i) {
-    const NicDegrade& d = options_.degrades[i];
-    if (degrade_started_[i] || now < start_ + d.at) continue;
-    degrade_started_[i] = true;
-    Port* p = by_name_[absl::StrCat(d.host, "/", d.device, "/1")];
-    p->speed_factor = d.factor;
-    const double gbps = options_.link_gbps * d.factor;
-    if (absl::Status s = p->rate->Write(RateText(gbps)); !s.ok()) return s;
-    if (absl::Status s = AppendGroundTruth(
-            options_.ground_truth_file,
-            absl::StrFormat("{\"fault\": \"nic_degrade\", \"host\": \"%s\", \"device\": \"%s\", "
-                            "\"port\": \"1\", \"factor\": %g, \"rate_gbps\": %g, "
-                            "\"injected_at_unix_nano\": %d}",
-                            d.host, d.device, d.factor, gbps, absl::ToUnixNanos(now)));
-        !s.ok()) {
-      return s;
-    }
-    spdlog::info("injected link degradation: {}/{} renegotiated to {} Gb/s", d.host, d.device, gbps);
-  }
-  return absl::OkStatus();
-}
-
-absl::Status SysfsFabric::ApplyEcnMisconfigs(absl::Time now) {
-  for (size_t i = 0; i < options_.ecn_misconfigs.size(); ++i) {
-    const EcnMisconfig& m = options_.ecn_misconfigs[i];
-    if (misconfig_started_[i] || now < start_ + m.at) continue;
-    misconfig_started_[i] = true;
-    const double share = EcnMarkingShare(m.threshold_offset_kb);
-    leaf_marking_[m.rail] = std::min(leaf_marking_[m.rail], share);
-    if (absl::Status s = AppendGroundTruth(
-            options_.ground_truth_file,
-            absl::StrFormat("{\"fault\": \"ecn_misconfig\", \"switch\": \"%s\", \"queue\": %d, "
-                            "\"threshold_offset_kb\": %g, \"marking_share\": %g, "
-                            "\"throughput_share\": %g, \"injected_at_unix_nano\": %d}",
-                            m.switch_name, kRocePriority, m.threshold_offset_kb, share,
-                            ThroughputUnderMarking(share), absl::ToUnixNanos(now)));
-        !s.ok()) {
-      return s;
-    }
-    spdlog::info("injected ECN misconfiguration: {} threshold {} KB too high, marks {:.2}% of normal",
-                 m.switch_name, m.threshold_offset_kb, share * 100);
-  }
-  return absl::OkStatus();
-}
-
-void SysfsFabric::MoveTraffic(absl::Time now, double dt) {
-  const int nics = options_.nics_per_host;
-  const double line_bytes_per_s = options_.link_gbps * 1e9 / 8;
-  // Background hosts: the training-step rhythm, all NICs bursting together in the AllReduce
-  // (the phase of the tick's middle stands for the whole tick).
-  const double step_s = absl::ToDoubleSeconds(options_.step);
-  const double phase =
-      std::fmod(absl::ToDoubleSeconds(now - start_) - dt / 2, step_s) / step_s;
-  const double background_util = phase < options_.comm_fraction ? 0.85 : 0.02;
-  // A job's collective runs at its slowest rail; every job has a NIC on every leaf (rail-
-  // optimised), so a leaf that holds traffic back with PFC slows all of them. One noise draw per
-  // job and tick keeps its NICs in lockstep.
-  double slowest = 1;
-  for (double marking : leaf_marking_) slowest = std::min(slowest, ThroughputUnderMarking(marking));
-  std::normal_distribution<double> job_noise(1.0, 0.02), nic_noise(1.0, 0.01),
-      background_noise(1.0, 0.05);
-  std::vector<double> job_util(options_.jobs.size());
-  for (size_t j = 0; j < job_util.size(); ++j) {
-    job_util[j] = options_.jobs[j].util * slowest * std::max(0.0, job_noise(rng_));
-  }
-
-  // CNPs go back to the senders, which for rail-local collectives sit behind the same leaf:
-  // each NIC handles the rail's CNPs in proportion to what it sent.
-  std::vector<double> rail_cnps(nics, 0), rail_tx(nics, 0);
-  std::vector<double> sent(ports_.size(), 0);
-  for (size_t i = 0; i < ports_.size(); ++i) {
-    Port& p = *ports_[i];
-    if (!p.up) continue;
-    const int host = static_cast<int>(i) / nics + 1;
-    const int rail = static_cast<int>(i) % nics;
-    double util, rx_ratio;
-    if (const int job = job_of_host_[host]; job >= 0) {
-      util = job_util[job] * std::max(0.0, nic_noise(rng_));
-      rx_ratio = std::max(0.0, nic_noise(rng_));
-    } else {
-      util = background_util * std::max(0.0, background_noise(rng_)) *
-             ThroughputUnderMarking(leaf_marking_[rail]);
-      rx_ratio = std::max(0.0, background_noise(rng_));
-    }
-    // A NIC whose link renegotiated lower is saturated at its new speed, both ways.
-    util *= p.speed_factor;
-    const auto bytes = static_cast<uint64_t>(line_bytes_per_s * util * dt);
-    const auto rx = static_cast<uint64_t>(static_cast<double>(bytes) * rx_ratio);
-    // IB data counters count 4-byte words; RoCE MTU 4096.
-    p["counters/port_xmit_data"] += bytes / 4;
-    p["counters/port_rcv_data"] += rx / 4;
-    p["counters/port_xmit_packets"] += bytes / 4096;
-    p["counters/port_rcv_packets"] += rx / 4096;
-    p["counters/unicast_xmit_packets"] += bytes / 4096;
-    p["counters/unicast_rcv_packets"] += rx / 4096;
-    p["hw_counters/rx_write_requests"] += rx / (1 << 20);
-    // The leaf marks what it sends this NIC; the NIC (notification point) answers with CNPs.
-    const uint64_t marks =
-        DrawCount(rng_, static_cast<double>(rx) / 1e9 * kEcnMarksPerGb * leaf_marking_[rail]);
-    const uint64_t cnps = DrawCount(rng_, static_cast<double>(marks) * kCnpsPerMark);
-    p["hw_counters/np_ecn_marked_roce_packets"] += marks;
-    p["hw_counters/np_cnp_sent"] += cnps;
-    rail_cnps[rail] += static_cast<double>(cnps);
-    rail_tx[rail] += static_cast<double>(bytes);
-    sent[i] = static_cast<double>(bytes);
-  }
-  for (size_t i = 0; i < ports_.size(); ++i) {
-    const int rail = static_cast<int>(i) % nics;
-    if (sent[i] <= 0 || rail_tx[rail] <= 0) continue;
-    (*ports_[i])["hw_counters/rp_cnp_handled"] +=
-        DrawCount(rng_, rail_cnps[rail] * sent[i] / rail_tx[rail]);
-  }
 }
 
 }  // namespace railwatch::sim

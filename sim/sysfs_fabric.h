@@ -1,7 +1,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -11,24 +10,37 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "sim/fault_specs.h"
 #include "sim/traffic_model.h"
 
 namespace railwatch::sim {
 
 // A counter file rewritten in place (pwrite + ftruncate), never replaced: a reader that opened
-// it once and preads it, as the agent does with real sysfs, sees every new value.
+// it once and preads it, as the agent does with real sysfs, sees every new value. A file kept
+// open costs a descriptor for the simulator's life; one that is not is opened for each write
+// (a few microseconds): a 256-host fabric has ~130,000 counter files, more than a process may
+// usually hold open.
 class SimFile {
  public:
-  static absl::StatusOr<std::unique_ptr<SimFile>> Create(const std::string& path);
+  // Creates `path` holding `content`. A file not kept open is opened again for each write at
+  // `moved_to`, the path it will have once its directory is renamed (empty: `path`).
+  static absl::StatusOr<std::unique_ptr<SimFile>> Create(const std::string& path,
+                                                         std::string_view content = "",
+                                                         bool keep_open = true,
+                                                         std::string moved_to = "");
   ~SimFile();
   absl::Status Write(std::string_view content);
 
  private:
-  explicit SimFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
-  int fd_;
+  SimFile(int fd, std::string path, size_t length)
+      : fd_(fd), path_(std::move(path)), length_(length) {}
+  int fd_;  // -1 when not kept open
   std::string path_;
-  size_t length_ = 0;
+  size_t length_;
 };
+
+// How many more files the process may keep open, after raising its soft limit to the hard one.
+size_t SpareFileDescriptors();
 
 struct LinkFlap {
   std::string host;
@@ -36,13 +48,20 @@ struct LinkFlap {
   int port = 1;
   absl::Duration at;                            // after the simulation starts
   absl::Duration down_for = absl::Milliseconds(300);
+  // One of a --flap_repeat series: flap `repeat` (1-based) of `of`; 0 for a lone --flap.
+  int repeat = 0, of = 0;
 };
 
 // Parses HOST/DEVICE/PORT@OFFSET, e.g. gpu-node-003/mlx5_5/1@8s.
 absl::StatusOr<LinkFlap> ParseLinkFlap(absl::string_view spec);
 
+// The flaps of a --flap_repeat: COUNT flaps, one every PERIOD, each down for `down_for`.
+std::vector<LinkFlap> ExpandRepeatedFlap(const RepeatedFlap& r, absl::Duration down_for);
+
 // Appends one JSON line to the ground-truth file (nothing when `file` is empty).
 absl::Status AppendGroundTruth(const std::string& file, std::string_view json_line);
+// `text` as a JSON string literal, quotes included.
+std::string JsonString(std::string_view text);
 
 // What one simulated NIC has sent and received so far, for the switch port it plugs into.
 struct NicTraffic {
@@ -62,27 +81,67 @@ struct NicTraffic {
   uint64_t corrupted_packets = 0;
 };
 
-// N simulated GPU hosts with 8 RDMA NICs each, written as sysfs trees under
-// <root>/<host>/class/infiniband/. Hosts in a job run its collectives on all their NICs at the
+// The host side of a --pfc_storm (the switch side has the parsed PfcStorm): from `at`, for
+// `duration` (0: to the end), the NIC sends pause frames on priority 3 without end.
+struct StormingNic {
+  std::string host, device;
+  absl::Duration at;
+  absl::Duration duration = absl::ZeroDuration();
+};
+
+struct FaultProgress;
+class NcclLogs;
+class JobFailures;
+struct NicPort;
+
+// N simulated GPU hosts with K RDMA NICs each, written as sysfs trees under
+// <root>/<host>/class/infiniband/, with a netdev per NIC (class/net/<netdev>), its `ethtool -S`
+// dump (<root>/<host>/ethtool/<netdev>/stats) and the jobs' NCCL logs
+// (<root>/<host>/nccl/<job>.log). Hosts in a job run its collectives on all their NICs at the
 // job's share of line rate, in lockstep; other hosts follow a training step's rhythm (an
-// AllReduce burst every step, then compute). ECN marks and CNPs follow the traffic and each
-// leaf's marking; faults are injected at chosen offsets and recorded as ground truth.
+// AllReduce burst every step, then compute). ECN marks, CNPs and PFC pauses follow the traffic
+// and each leaf's state; faults are injected at chosen offsets and recorded as ground truth.
+// docs/SIMULATOR.md has the numbers.
 class SysfsFabric {
  public:
   struct Options {
     std::string root;
     int hosts = 4;
     int nics_per_host = 8;
+    // 0: one leaf per rail for all hosts; N: rail groups of N hosts (host i in group (i-1)/N).
+    int hosts_per_leaf = 0;
     double link_gbps = 400;
     absl::Duration step = absl::Milliseconds(500);  // one training step
     double comm_fraction = 0.6;                     // share of the step spent in AllReduce
     uint64_t seed = 1;
-    std::vector<LinkFlap> flaps;
+    std::vector<LinkFlap> flaps;  // --flap, and the expanded --flap_repeat
     std::vector<SimJob> jobs;
     std::vector<NicDegrade> degrades;
-    // Leaf-side faults that the NICs behind the leaf feel (fewer marks and CNPs, slower jobs);
-    // the switch model adds the leaf's own counters.
+    // Leaf-side faults that the NICs behind the leaf feel (fewer marks and CNPs, slower jobs,
+    // PFC pauses from the leaf); the switch model adds the leaf's own counters.
     std::vector<EcnMisconfig> ecn_misconfigs;
+    std::vector<StormingNic> storms;
+    std::vector<PfcDeadlock> deadlocks;
+    std::vector<BitErrors> bit_errors;
+    std::vector<Straggler> stragglers;
+    std::vector<WrongPriority> wrong_priorities;
+    std::vector<NicGone> nics_gone;
+    std::vector<PacketLoss> packet_losses;
+    std::vector<NcclError> nccl_errors;
+    std::vector<DriverReload> driver_reloads;  // noise
+    // Noise: bursts of a job's rate and of benign pauses on top of the steady rates.
+    bool bursty = true;
+    // Benign PFC pauses per second each way on every NIC (as on every leaf port).
+    double benign_pause_rate = 2;
+    // A storm's and its relay's pause rates (as the switch side's).
+    double storm_pause_rate = 20000;
+    double relay_pause_rate = 3000;
+    // Counters other than the data counters are written at most this often (0: every tick).
+    absl::Duration cold_flush_interval = absl::Seconds(1);
+    // ethtool dumps (rewritten at most every `ethtool_interval`) and NCCL logs.
+    bool ethtool = true;
+    absl::Duration ethtool_interval = absl::Milliseconds(500);
+    bool nccl_logs = true;
     // JSON lines, one per injected fault, appended as it happens.
     std::string ground_truth_file;
   };
@@ -104,20 +163,32 @@ class SysfsFabric {
   void ReadTraffic(std::vector<NicTraffic>& out) const;
 
  private:
-  struct Port;
+  absl::Status Validate() const;
+  absl::Status CreateHost(int h);
   absl::Status ApplyFlaps(absl::Time now);
-  absl::Status ApplyDegrades(absl::Time now);
-  absl::Status ApplyEcnMisconfigs(absl::Time now);
+  absl::Status ApplyFaults(absl::Time now);
+  absl::Status WriteEthtool(absl::Time now);
   void MoveTraffic(absl::Time now, double dt);
+  void MovePauses(double dt);
+  void MoveErrors(double dt);
+  NicPort* Find(const std::string& host, const std::string& device) const;
+  int LeafOf(int host, int nic) const;
 
   Options options_;
-  absl::Time start_, last_;
+  absl::Time start_, last_, last_ethtool_, last_cold_flush_;
+  // NICs whose hot counters (and ethtool dump), and whose busy counters, are kept open.
+  size_t hot_open_nics_ = 0, busy_open_nics_ = 0;
   std::mt19937_64 rng_;
-  std::vector<std::unique_ptr<Port>> ports_;  // host-major, as ReadTraffic returns them
-  std::map<std::string, Port*> by_name_;      // "host/device/port"
-  std::vector<bool> flap_started_, flap_ended_, degrade_started_, misconfig_started_;
-  std::vector<int> job_of_host_;          // index into options_.jobs, -1: none; by host index
-  std::vector<double> leaf_marking_;      // ECN marking share per leaf (rail), 1 when healthy
+  std::vector<std::unique_ptr<NicPort>> ports_;  // host-major, as ReadTraffic returns them
+  std::vector<bool> flap_started_, flap_ended_;
+  std::vector<int> job_of_host_;      // index into options_.jobs, -1: none; by host index
+  std::vector<double> leaf_marking_;  // ECN marking share per leaf, 1 when healthy
+  std::vector<bool> job_stalled_;     // by job: a deadlock holds its collectives
+  std::vector<double> job_burst_;     // by job: rate factor of a burst under way (1: none)
+  std::vector<absl::Time> job_burst_until_;
+  std::unique_ptr<FaultProgress> progress_;  // which faults started and ended
+  std::unique_ptr<NcclLogs> nccl_;
+  std::unique_ptr<JobFailures> failures_;
 };
 
 }  // namespace railwatch::sim

@@ -76,6 +76,33 @@ inline constexpr double kCongestionPauseRate = 800;
 inline constexpr double kCongestedLoad = 0.5;
 double CongestionPauseRate(double marking_share, double load);
 
+// The host side's own figures (docs/SIMULATOR.md, "Hosts, jobs and traffic").
+// FEC corrections of a healthy 400G PAM4 link (bits/s, drawn per link between half and twice
+// this), and of a link with bit errors (--ber): far past rules/link-degradation.yaml's 1e6/s.
+inline constexpr double kHealthyCorrectedBitsPerSecond = 3e4;
+inline constexpr double kBerCorrectedBitsPerSecond = 2e7;
+// How long one pause holds the priority, on average (µs): a benign or congestion pause lasts
+// until the queue drains below XON; a relayed one is a full quantum (65535 x 512 bit times at
+// 400G = 84 µs).
+inline constexpr double kBenignPauseMicros = 6;
+inline constexpr double kCongestionPauseMicros = 25;
+inline constexpr double kQuantumPauseMicros = 84;
+// A leaf port whose queue is deadlocked keeps its NIC paused: it refreshes XOFF every quantum,
+// 1e6 / 84 ≈ 12,000 pauses/s, and the NIC is paused (nearly) all the time.
+inline constexpr double kDeadlockPauseRate = 12000;
+// ... and the NIC, whose own receive buffer backs up behind it (the cycle holds both ends),
+// pauses the port ~50 times a second: above the benign rate, far below a storm's.
+inline constexpr double kDeadlockNicPauseRate = 50;
+// What still moves on a stalled job's NICs (keepalives, a share of line rate): 50 KB/s at
+// 400G, far under the 1 MB/s that rules/pfc-deadlock.yaml allows a stuck priority to leak.
+inline constexpr double kStalledUtil = 1e-6;
+// Kernel-stack traffic (TCP, LLDP) on priority 0 of every NIC, bytes/s each way.
+inline constexpr double kTcpBytesPerSecond = 1.5e6;
+// --bursty: a job's rate jumps by 10-25% for 0.3-1.5 s, about every 15 s; a NIC gets a burst
+// of 20-150 benign pauses in one tick about every 30 s.
+inline constexpr double kJobBurstsPerSecond = 1.0 / 15;
+inline constexpr double kPauseBurstsPerSecond = 1.0 / 30;
+
 // The sysfs `rate` text of a port running at `gbps` over 4 lanes, as the kernel prints it
 // ("400 Gb/sec (4X NDR)", "200 Gb/sec (4X HDR)"; "300 Gb/sec (4X)" for a lane speed the IB
 // names do not cover).

@@ -1,0 +1,280 @@
+// SysfsFabric's faults: checked against the fabric before anything is written (Validate), then
+// applied when due (ApplyFaults), each with its ground-truth line and a log line.
+#include "sim/host_faults.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+#include "common/logging.h"
+#include "common/text.h"
+#include "sim/job_failures.h"
+#include "sim/nic_port.h"
+
+namespace railwatch::sim {
+namespace fs = std::filesystem;
+
+int SimHostIndex(absl::string_view host, int hosts) {
+  int h = 0;
+  absl::string_view digits = host;
+  if (!absl::ConsumePrefix(&digits, "gpu-node-") || !absl::SimpleAtoi(digits, &h) || h < 1 ||
+      h > hosts || SysfsFabric::HostName(h) != host) {
+    return 0;
+  }
+  return h;
+}
+
+int SimNicIndex(absl::string_view device, int nics) {
+  int k = -1;
+  absl::string_view digits = device;
+  if (!absl::ConsumePrefix(&digits, "mlx5_") || !absl::SimpleAtoi(digits, &k) || k < 0 ||
+      k >= nics || absl::StrCat("mlx5_", k) != device) {
+    return -1;
+  }
+  return k;
+}
+
+absl::Status SysfsFabric::Validate() const {
+  const Options& o = options_;
+  auto nic = [&o](absl::string_view what, const std::string& host,
+                  const std::string& device) -> absl::Status {
+    if (SimHostIndex(host, o.hosts) > 0 && SimNicIndex(device, o.nics_per_host) >= 0) {
+      return absl::OkStatus();
+    }
+    return absl::InvalidArgumentError(absl::StrCat(what, " target ", host, "/", device,
+                                                   " is not a simulated NIC (gpu-node-001 .. ",
+                                                   HostName(o.hosts), ", mlx5_0 .. mlx5_",
+                                                   o.nics_per_host - 1, ")"));
+  };
+  auto host = [&o](absl::string_view what, const std::string& name) -> absl::Status {
+    if (SimHostIndex(name, o.hosts) > 0) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(what, " target ", name, " is not a simulated host (gpu-node-001 .. ",
+                                                   HostName(o.hosts), ")"));
+  };
+  for (size_t i = 0; i < o.flaps.size(); ++i) {
+    const LinkFlap& f = o.flaps[i];
+    const std::string name = absl::StrCat(f.host, "/", f.device, "/", f.port);
+    if (!nic("flap", f.host, f.device).ok() || f.port != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("flap target ", name, " is not a simulated port"));
+    }
+    // Each flap is one down and one up with its own ground truth: two that overlap would be one.
+    for (size_t j = 0; j < i; ++j) {
+      const LinkFlap& g = o.flaps[j];
+      if (g.host != f.host || g.device != f.device || g.port != f.port) continue;
+      if (f.at < g.at + g.down_for && g.at < f.at + f.down_for) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "flaps of ", name, " at ", HumanDuration(g.at), " and ", HumanDuration(f.at),
+            " overlap (a flap keeps the link down for ", HumanDuration(f.down_for), ")"));
+      }
+    }
+  }
+  if (absl::Status s = ValidateTrafficFaults(o.hosts, o.nics_per_host, o.jobs, o.degrades,
+                                             o.ecn_misconfigs);
+      !s.ok()) {
+    return s;
+  }
+  const int groups = o.hosts_per_leaf > 0 ? (o.hosts + o.hosts_per_leaf - 1) / o.hosts_per_leaf : 1;
+  for (const EcnMisconfig& m : o.ecn_misconfigs) {
+    const bool grouped_name = absl::StartsWith(m.switch_name, "leaf-g");
+    if (grouped_name != (o.hosts_per_leaf > 0) || m.group >= groups) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ECN misconfiguration target ", m.switch_name, " is not a simulated leaf (",
+          o.hosts_per_leaf > 0 ? absl::StrCat("leaf-g0-r0 .. leaf-g", groups - 1, "-r", o.nics_per_host - 1)
+                               : absl::StrCat("leaf-r0 .. leaf-r", o.nics_per_host - 1),
+          ")"));
+    }
+  }
+  absl::Status s;
+  for (const StormingNic& x : o.storms) s.Update(nic("pfc_storm", x.host, x.device));
+  for (const PfcDeadlock& x : o.deadlocks) s.Update(nic("pfc_deadlock", x.host, x.device));
+  for (const BitErrors& x : o.bit_errors) s.Update(nic("ber", x.host, x.device));
+  for (const Straggler& x : o.stragglers) s.Update(nic("straggler", x.host, x.device));
+  for (const NicGone& x : o.nics_gone) s.Update(nic("nic_gone", x.host, x.device));
+  for (const PacketLoss& x : o.packet_losses) s.Update(nic("packet_loss", x.host, x.device));
+  for (const DriverReload& x : o.driver_reloads) s.Update(nic("driver_reload", x.host, x.device));
+  for (const WrongPriority& x : o.wrong_priorities) s.Update(host("wrong_priority", x.host));
+  for (const NcclError& x : o.nccl_errors) {
+    s.Update(host("nccl_error", x.host));
+    if (!s.ok()) break;
+    const int h = SimHostIndex(x.host, o.hosts);
+    if (std::none_of(o.jobs.begin(), o.jobs.end(),
+                     [h](const SimJob& j) { return j.first_host <= h && h <= j.last_host; })) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("nccl_error target ", x.host, " runs no job (--job): it has no NCCL log"));
+    }
+    if (!o.nccl_logs) {
+      return absl::InvalidArgumentError("--nccl_error needs the NCCL logs (--nccl_logs)");
+    }
+  }
+  return s;
+}
+
+namespace {
+
+// A fault that happens once, at `at` after `start`: true the first time it is due.
+bool Due(std::vector<bool>::reference started, absl::Time now, absl::Time start, absl::Duration at) {
+  if (started || now < start + at) return false;
+  started = true;
+  return true;
+}
+
+std::string Nic(const std::string& host, const std::string& device) {
+  return absl::StrFormat("\"host\": \"%s\", \"device\": \"%s\"", host, device);
+}
+
+}  // namespace
+
+absl::Status SysfsFabric::ApplyFaults(absl::Time now) {
+  const Options& o = options_;
+  FaultProgress& done = *progress_;
+  const std::string& truth = o.ground_truth_file;
+  const int64_t at = absl::ToUnixNanos(now);
+  absl::Status s;
+  auto record = [&](const std::string& fields) {
+    s.Update(AppendGroundTruth(truth, absl::StrCat("{", fields, ", \"injected_at_unix_nano\": ", at, "}")));
+  };
+
+  for (size_t i = 0; i < o.degrades.size(); ++i) {
+    const NicDegrade& d = o.degrades[i];
+    if (!Due(done.degrade[i], now, start_, d.at)) continue;
+    NicPort* p = Find(d.host, d.device);
+    p->speed_factor = d.factor;
+    const double gbps = o.link_gbps * d.factor;
+    s.Update(p->rate->Write(RateText(gbps)));
+    record(absl::StrFormat("\"fault\": \"nic_degrade\", %s, \"port\": \"1\", \"factor\": %g, \"rate_gbps\": %g",
+                           Nic(d.host, d.device), d.factor, gbps));
+    spdlog::info("injected link degradation: {}/{} renegotiated to {} Gb/s", d.host, d.device, gbps);
+  }
+  for (size_t i = 0; i < o.ecn_misconfigs.size(); ++i) {
+    const EcnMisconfig& m = o.ecn_misconfigs[i];
+    if (!Due(done.misconfig[i], now, start_, m.at)) continue;
+    const double share = EcnMarkingShare(m.threshold_offset_kb);
+    double& marking = leaf_marking_[m.group * o.nics_per_host + m.rail];
+    marking = std::min(marking, share);
+    record(absl::StrFormat("\"fault\": \"ecn_misconfig\", \"switch\": \"%s\", \"queue\": %d, "
+                           "\"threshold_offset_kb\": %g, \"marking_share\": %g, \"throughput_share\": %g",
+                           m.switch_name, kRocePriority, m.threshold_offset_kb, share,
+                           ThroughputUnderMarking(share)));
+    spdlog::info("injected ECN misconfiguration: {} threshold {} KB too high, marks {:.2}% of normal",
+                 m.switch_name, m.threshold_offset_kb, share * 100);
+  }
+  // PFC storms and deadlocks: the switch side writes their ground truth (it names the port).
+  for (size_t i = 0; i < o.storms.size(); ++i) {
+    const StormingNic& x = o.storms[i];
+    NicPort* p = Find(x.host, x.device);
+    if (Due(done.storm[i], now, start_, x.at)) {
+      p->storming = true;
+      // mlx5 stall prevention: the NIC's queue stalled past the minor watermark (100 ms).
+      done.storm_next_warning[i] = now + absl::Milliseconds(100);
+      spdlog::info("{}/{} sends PFC pauses without end (storm)", x.host, x.device);
+    }
+    if (done.storm[i] && !done.storm_over[i] && x.duration > absl::ZeroDuration() &&
+        now >= start_ + x.at + x.duration) {
+      done.storm_over[i] = true;
+      p->storming = false;
+      spdlog::info("{}/{} stopped storming", x.host, x.device);
+    }
+    if (p->storming && now >= done.storm_next_warning[i]) {
+      p->eth.storm_warning_events += 1;
+      done.storm_next_warning[i] = now + absl::Seconds(10);
+    }
+  }
+  for (size_t i = 0; i < o.deadlocks.size(); ++i) {
+    const PfcDeadlock& x = o.deadlocks[i];
+    NicPort* p = Find(x.host, x.device);
+    const int job = job_of_host_[p->host];
+    if (Due(done.deadlock[i], now, start_, x.at)) {
+      p->deadlocked = true;
+      if (job >= 0) {
+        job_stalled_[job] = true;
+        failures_->JobStalled(now, job, p->host, p->nic);
+      }
+      spdlog::info("{}/{}: its leaf port's queue 3 is deadlocked; {} stalls", x.host, x.device,
+                   job >= 0 ? absl::StrCat("job ", o.jobs[job].name) : "its traffic");
+    }
+    if (done.deadlock[i] && !done.deadlock_over[i] && x.duration > absl::ZeroDuration() &&
+        now >= start_ + x.at + x.duration) {
+      done.deadlock_over[i] = true;
+      p->deadlocked = false;
+      if (job >= 0 && std::none_of(ports_.begin(), ports_.end(), [&](const auto& q) {
+            return q->deadlocked && job_of_host_[q->host] == job;
+          })) {
+        job_stalled_[job] = false;
+        failures_->JobResumed(job);
+      }
+      spdlog::info("{}/{}: deadlock cleared", x.host, x.device);
+    }
+  }
+  for (size_t i = 0; i < o.bit_errors.size(); ++i) {
+    const BitErrors& b = o.bit_errors[i];
+    if (!Due(done.ber[i], now, start_, b.at)) continue;
+    Find(b.host, b.device)->symbol_errors_per_s = b.per_minute / 60;
+    record(absl::StrFormat("\"fault\": \"bit_errors\", %s, \"per_minute\": %g", Nic(b.host, b.device),
+                           b.per_minute));
+    spdlog::info("injected bit errors: {}/{} at {} symbol errors a minute", b.host, b.device, b.per_minute);
+  }
+  for (size_t i = 0; i < o.stragglers.size(); ++i) {
+    const Straggler& x = o.stragglers[i];
+    if (!Due(done.straggler[i], now, start_, x.at)) continue;
+    Find(x.host, x.device)->straggler_factor = x.factor;
+    record(absl::StrFormat("\"fault\": \"straggler\", %s, \"factor\": %g", Nic(x.host, x.device), x.factor));
+    spdlog::info("injected straggler: {}/{} moves {} of its peers' traffic", x.host, x.device, x.factor);
+  }
+  for (size_t i = 0; i < o.wrong_priorities.size(); ++i) {
+    const WrongPriority& w = o.wrong_priorities[i];
+    if (!Due(done.wrong_priority[i], now, start_, w.at)) continue;
+    for (auto& p : ports_) {
+      if (p->host_name == w.host) p->priority = 0;
+    }
+    record(absl::StrFormat("\"fault\": \"wrong_priority\", \"host\": \"%s\"", w.host));
+    spdlog::info("injected wrong traffic class: {} sends RoCE on priority 0", w.host);
+  }
+  for (size_t i = 0; i < o.nics_gone.size(); ++i) {
+    const NicGone& g = o.nics_gone[i];
+    if (!Due(done.gone[i], now, start_, g.at)) continue;
+    NicPort* p = Find(g.host, g.device);
+    if (p->gone) continue;
+    s.Update(p->Vanish());
+    // The device, its PCI function and netdev, and the netdev's ethtool dump leave the host.
+    const fs::path root = HostRoot(g.host);
+    std::error_code ec;
+    fs::remove_all(root / "class" / "infiniband" / g.device, ec);
+    fs::remove(root / "class" / "net" / p->netdev, ec);
+    fs::remove_all(root / "devices" / "pci0000:00" / absl::StrFormat("0000:%02x:00.0", 0x18 + p->nic * 0x10), ec);
+    fs::remove_all(root / "ethtool" / p->netdev, ec);
+    failures_->NicGone(now, p->host, p->nic);
+    record(absl::StrFormat("\"fault\": \"nic_gone\", %s", Nic(g.host, g.device)));
+    spdlog::info("injected NIC gone: {}/{} left the host", g.host, g.device);
+  }
+  for (size_t i = 0; i < o.packet_losses.size(); ++i) {
+    const PacketLoss& l = o.packet_losses[i];
+    if (!Due(done.loss[i], now, start_, l.at)) continue;
+    Find(l.host, l.device)->out_of_sequence_per_s = l.per_second;
+    record(absl::StrFormat("\"fault\": \"packet_loss\", %s, \"per_second\": %g", Nic(l.host, l.device),
+                           l.per_second));
+    spdlog::info("injected packet loss: {}/{} sees {} out-of-sequence packets a second", l.host,
+                 l.device, l.per_second);
+  }
+  for (size_t i = 0; i < o.nccl_errors.size(); ++i) {
+    const NcclError& e = o.nccl_errors[i];
+    if (!Due(done.nccl[i], now, start_, e.at)) continue;
+    s.Update(failures_->Independent(now, e));
+  }
+  for (size_t i = 0; i < o.driver_reloads.size(); ++i) {
+    const DriverReload& r = o.driver_reloads[i];
+    if (!Due(done.reload[i], now, start_, r.at)) continue;
+    NicPort* p = Find(r.host, r.device);
+    if (p->gone) continue;
+    p->ResetCounters();
+    s.Update(AppendGroundTruth(truth, absl::StrFormat("{\"noise\": \"driver_reload\", %s, \"at_unix_nano\": %d}",
+                                                      Nic(r.host, r.device), at)));
+    spdlog::info("driver reload (noise): {}/{} counters restart from 0", r.host, r.device);
+  }
+  return s;
+}
+
+}  // namespace railwatch::sim
