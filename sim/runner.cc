@@ -142,6 +142,8 @@ class Run {
   std::unique_ptr<v1::Query::Stub> stub_;
   std::unique_ptr<LiveWatch> live_;
   double setup_s_ = 0;
+  // Set-up milestones from time zero: the simulator's files written, railwatchd ready.
+  double files_s_ = 0, daemon_s_ = 0;
 };
 
 absl::Status Run::MakeWorkDir() {
@@ -179,6 +181,7 @@ absl::Status Run::StartFabric() {
       !st.ok()) {
     return st;
   }
+  files_s_ = absl::ToDoubleSeconds(absl::Now() - sim_start_);
   if (o_.baseline) {
     std::vector<std::string> argv = {o_.python};
     for (const std::string& a : BaselineArgs(paths_, o_.baseline_script, s_.topology.hosts)) {
@@ -211,6 +214,7 @@ absl::Status Run::StartDaemonAndAgents() {
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat(paths_.daemon_ready, ": ", e.what()));
   }
+  daemon_s_ = absl::ToDoubleSeconds(absl::Now() - sim_start_);
   stub_ = v1::Query::NewStub(grpc::CreateChannel(grpc_, grpc::InsecureChannelCredentials()));
   if (o_.live) {
     live_ =
@@ -374,7 +378,8 @@ ScenarioRun Run::Play() {
     Say(absl::StrCat(
         "all ", s_.topology.hosts, " host agents, the switch agent and its ", targets_,
         " gNMI targets connected ", absl::StrFormat("%.1f s", setup_s_),
-        " after the simulator started; running to ",
+        " after the simulator started (its files at ", absl::StrFormat("%.1f s", files_s_),
+        ", railwatchd ready at ", absl::StrFormat("%.1f s", daemon_s_), "); running to ",
         HumanDuration(s_.duration + (o_.baseline ? o_.baseline_tail : absl::ZeroDuration()))));
     const absl::Time end =
         sim_start_ + s_.duration + (o_.baseline ? o_.baseline_tail : absl::ZeroDuration());
