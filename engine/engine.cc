@@ -291,15 +291,15 @@ bool Engine::Related(const ExplainRule& rule, const Active& cause, const Labels&
 }
 
 Engine::Active* Engine::FindCause(const Playbook& symptom, const Candidate& c,
-                                  int64_t first_seen) {
+                                  int64_t first_seen, bool firing_only) {
   auto it = causes_of_.find(symptom.name);
   if (it == causes_of_.end()) return nullptr;
   for (const auto& [cause_pb, rule] : it->second) {
     const std::string prefix = cause_pb->name + '\0';
     for (auto& [key, a] : active_) {
       if (!key.starts_with(prefix)) continue;
-      if (a.diagnosis.state() != v1::DIAGNOSIS_STATE_PENDING &&
-          a.diagnosis.state() != v1::DIAGNOSIS_STATE_FIRING) {
+      if (a.diagnosis.state() != v1::DIAGNOSIS_STATE_FIRING &&
+          (firing_only || a.diagnosis.state() != v1::DIAGNOSIS_STATE_PENDING)) {
         continue;
       }
       if (first_seen < a.diagnosis.active_since_unix_nano() -
@@ -477,7 +477,12 @@ void Engine::EvaluatePlaybook(const Playbook& pb, int64_t now,
     auto existing = active_.find(full_key);
     const int64_t first_seen =
         existing == active_.end() ? now : existing->second.diagnosis.active_since_unix_nano();
-    if (Active* cause = FindCause(pb, c, first_seen)) {
+    // A pending cause holds back a symptom that has not paged yet; a symptom that has paged
+    // is taken back only by a cause that fires, else a cause that never gets past pending
+    // would resolve it and let it page again each time the cause's condition blinks.
+    const bool paged = existing != active_.end() &&
+                       existing->second.diagnosis.state() == v1::DIAGNOSIS_STATE_FIRING;
+    if (Active* cause = FindCause(pb, c, first_seen, /*firing_only=*/paged)) {
       // A symptom of an active root cause: evidence there, no diagnosis here.
       Attach(*cause, pb, c, first_seen, now);
       if (existing != active_.end()) Resolve(full_key, now, cause->diagnosis.id(), transitions);

@@ -134,7 +134,9 @@ class Engine {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<Candidate> Candidates(const Playbook& pb, int64_t now) const;
   // The active cause that explains this symptom result, or nullptr.
-  Active* FindCause(const Playbook& symptom, const Candidate& c, int64_t first_seen)
+  // An active diagnosis that `symptom` is an effect of; only a firing one when `firing_only`.
+  Active* FindCause(const Playbook& symptom, const Candidate& c, int64_t first_seen,
+                    bool firing_only)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool Related(const ExplainRule& rule, const Active& cause, const Labels& symptom) const;
   void Attach(Active& cause, const Playbook& symptom, const Candidate& c, int64_t first_seen,

@@ -219,6 +219,41 @@ TEST_F(CorrelationTest, AFiringSymptomResolvesAsExplainedWhenItsCauseAppears) {
   EXPECT_EQ(storms[0].explains_size(), 1);
 }
 
+// A cause that blinks in and out of pending (its `for:` never met) must not take back a symptom
+// that has paged, or the symptom would resolve and page again each time the cause blinks.
+TEST_F(CorrelationTest, APendingCauseDoesNotTakeBackAPagedSymptom) {
+  std::string rules = kStormRules;
+  rules.replace(rules.find("severity: critical"), 0, "for: 10s\n  ");
+  const SeriesRef nic = Counter("fabric_pfc_pause_frames_total",
+                                {{"host", "h2"}, {"interface", "eth0"}, {"priority", "3"},
+                                 {"direction", "tx"}});
+  const SeriesRef up = Counter("fabric_pfc_pause_frames_total",
+                               {{"switch", "leaf-a"}, {"interface", "up0"}, {"priority", "3"},
+                                {"direction", "tx"}});
+  Engine engine({}, Load(rules), store_, clock_, Engine::Sources{&events_, fabric_.get()});
+  Recorder rec;
+  engine.AddListener(&rec);
+  double n = 0, r = 0;
+  for (int i = 0; i < 4; ++i) {  // the relay pages on its own first
+    r += 3000;
+    Tick({{nic, n}, {up, r}});
+    engine.EvaluateOnce();
+  }
+  ASSERT_EQ(rec.fired.size(), 1u);
+  ASSERT_EQ(rec.fired[0].playbook(), "relay");
+  for (int blink = 0; blink < 3; ++blink) {  // the storm condition holds 3 s, then 6 s not
+    for (int i = 0; i < 9; ++i) {
+      r += 3000;
+      n += i < 3 ? 20000 : 0;
+      Tick({{nic, n}, {up, r}});
+      engine.EvaluateOnce();
+    }
+  }
+  EXPECT_TRUE(rec.resolved.empty()) << "resolved " << rec.resolved.size() << " time(s)";
+  EXPECT_EQ(rec.fired.size(), 1u) << "one page for the relay, none for the never-firing storm";
+  EXPECT_EQ(Active(engine, "relay").size(), 1u);
+}
+
 TEST_F(CorrelationTest, UnrelatedSymptomStaysItsOwnDiagnosis) {
   const SeriesRef nic = Counter("fabric_pfc_pause_frames_total",
                                 {{"host", "h1"}, {"interface", "eth0"}, {"priority", "3"},
