@@ -113,6 +113,8 @@ class Run {
   absl::Status WaitConnected();
   std::string NotConnected();
   absl::Status FetchDiagnoses();
+  // Runs to the scenario's end, or --settle after its last fault once every fault is detected.
+  absl::Status RunToEnd();
   // Keeps everything running until Ctrl-C, saying how to look at it (`example_id`: a
   // diagnosis to explain).
   void Forever(const std::string& example_id);
@@ -136,6 +138,7 @@ class Run {
   Printer& printer_;
   RunPaths paths_;
   absl::Time sim_start_;
+  absl::Duration ran_for_;  // set when the run ended (early or at the duration)
   std::vector<std::unique_ptr<Child>> children_;
   std::string grpc_, metrics_;
   int targets_ = 0;
@@ -199,7 +202,7 @@ absl::Status Run::StartFabric() {
 
 absl::Status Run::StartDaemonAndAgents() {
   std::vector<std::string> argv = {o_.daemon};
-  for (const std::string& a : DaemonArgs(paths_, o_.rules)) argv.push_back(a);
+  for (const std::string& a : DaemonArgs(paths_, o_.rules, o_.listen, o_.metrics_listen)) argv.push_back(a);
   if (absl::Status st = Start("railwatchd", argv); !st.ok()) return st;
   if (absl::Status st = WaitFor(absl::Now() + kStartTimeout, "ready file from railwatchd",
                                 [&] { return FileReady(paths_.daemon_ready); });
@@ -323,13 +326,49 @@ void Run::Forever(const std::string& example_id) {
   while (Healthy().ok()) stop_.WaitForNotificationWithTimeout(absl::Seconds(1));
 }
 
+absl::Status Run::RunToEnd() {
+  const absl::Time end =
+      sim_start_ + s_.duration + (o_.baseline ? o_.baseline_tail : absl::ZeroDuration());
+  const bool may_settle = o_.settle > absl::ZeroDuration() && !o_.baseline && !o_.forever &&
+                          !s_.faults.empty() && s_.expect.all_detected;
+  absl::Duration last_fault;
+  for (const ScenarioFault& f : s_.faults) last_fault = std::max(last_fault, f.at);
+  absl::Time next_check = sim_start_ + last_fault + o_.settle;
+  absl::Status st = WaitFor(end, "", [&] {
+    const absl::Time now = absl::Now();
+    if (!may_settle || now < next_check) return false;
+    next_check = now + absl::Seconds(2);
+    if (!FetchDiagnoses().ok()) return false;
+    absl::StatusOr<ScenarioScore> score = Score("railwatch", paths_.diagnoses);
+    if (!score.ok()) return false;
+    int64_t last_fired = 0;
+    for (const FaultScore& f : score->faults) {
+      if (!f.detected) return false;
+      last_fired = std::max(last_fired, f.injected_at_unix_nano + f.delay_ms * 1000000);
+    }
+    return now >= absl::FromUnixNanos(last_fired) + o_.settle;
+  });
+  if (st.ok()) {
+    Say(absl::StrCat("every fault detected; ending at ", SinceStart(), " (", HumanDuration(o_.settle),
+                     " after the last fault and the last detection) instead of ",
+                     HumanDuration(end - sim_start_)));
+  }
+  if (st.ok() || absl::IsDeadlineExceeded(st)) {
+    ran_for_ = absl::Now() - sim_start_;
+    st = FetchDiagnoses();
+  }
+  return st;
+}
+
 absl::StatusOr<ScenarioScore> Run::Score(const std::string& system, const std::string& diagnoses) {
   absl::StatusOr<std::string> truth_text = ReadFile(paths_.ground_truth);
   ScoreInput in;
   in.scenario = &s_;
   in.system = system;
   in.sim_start_unix_nano = absl::ToUnixNanos(sim_start_);
-  in.duration = s_.duration + (o_.baseline ? o_.baseline_tail : absl::ZeroDuration());
+  in.duration = ran_for_ > absl::ZeroDuration()
+                    ? ran_for_
+                    : s_.duration + (o_.baseline ? o_.baseline_tail : absl::ZeroDuration());
   if (truth_text.ok()) {  // no file: nothing was injected
     absl::StatusOr<std::vector<TruthRecord>> truth =
         ParseGroundTruth(*truth_text, paths_.ground_truth);
@@ -381,10 +420,7 @@ ScenarioRun Run::Play() {
         " after the simulator started (its files at ", absl::StrFormat("%.1f s", files_s_),
         ", railwatchd ready at ", absl::StrFormat("%.1f s", daemon_s_), "); running to ",
         HumanDuration(s_.duration + (o_.baseline ? o_.baseline_tail : absl::ZeroDuration()))));
-    const absl::Time end =
-        sim_start_ + s_.duration + (o_.baseline ? o_.baseline_tail : absl::ZeroDuration());
-    st = WaitFor(end, "", [] { return false; });
-    if (absl::IsDeadlineExceeded(st)) st = FetchDiagnoses();
+    st = RunToEnd();
   }
   if (st.ok() && o_.forever) {
     std::string example_id;

@@ -25,6 +25,12 @@ struct RunOptions {
   bool forever = false;  // keep everything running after the scenario, until Ctrl-C
   bool baseline = false;
   absl::Duration baseline_tail = absl::Seconds(90);
+  // A scenario with faults ends this long after its last fault was injected and every fault was
+  // detected, rather than at its duration (0: always run to the duration). Not with --baseline
+  // or --forever.
+  absl::Duration settle = absl::Seconds(10);
+  // railwatchd's gRPC and /metrics addresses (the demo's --forever gives fixed ones).
+  std::string listen = "127.0.0.1:0", metrics_listen = "127.0.0.1:0";
   std::string self;  // this railwatch-sim (the simulator)
   std::string daemon, agent, cli, rules, gnmi_profiles, baseline_script;
   std::string python = "python3";

@@ -132,7 +132,7 @@ bool SimHasFlag(absl::string_view name) { return absl::FindCommandLineFlag(name)
 int RunMain(const std::vector<std::string>& args, absl::Notification& stop) {
   RunOptions o;
   FindDefaults(o);
-  std::string baseline_tail = "90s";
+  std::string baseline_tail = "90s", settle = "10s";
   FlagSet flags;
   flags.String(
       "out", &o.out_dir,
@@ -146,6 +146,11 @@ int RunMain(const std::vector<std::string>& args, absl::Notification& stop) {
              "also run the threshold baseline (sim/baseline) and score it side by side");
   flags.String("baseline_tail", &baseline_tail,
                "with --baseline: added to each scenario's duration (its for: clauses are slow)");
+  flags.String("settle", &settle,
+               "end a scenario this long after its last fault once every fault is detected "
+               "(0: run to its duration; never with --baseline or --forever)");
+  flags.String("listen", &o.listen, "railwatchd's gRPC address");
+  flags.String("metrics_listen", &o.metrics_listen, "railwatchd's /metrics address");
   flags.String("daemon", &o.daemon, "railwatchd");
   flags.String("agent", &o.agent, "railwatch-agent");
   flags.String("rules", &o.rules, "playbooks directory for railwatchd");
@@ -165,6 +170,12 @@ int RunMain(const std::vector<std::string>& args, absl::Notification& stop) {
     return Usage("--baseline_tail: " + std::string(tail.status().message()), kRunUsage,
                  flags.Help());
   o.baseline_tail = *tail;
+  absl::StatusOr<absl::Duration> settle_for = ParseDuration(settle);
+  if (!settle_for.ok() || *settle_for < absl::ZeroDuration())
+    return Usage("--settle: " + (settle_for.ok() ? std::string("negative")
+                                                 : std::string(settle_for.status().message())),
+                 kRunUsage, flags.Help());
+  o.settle = *settle_for;
   if (positional.empty()) return Usage("no scenario file", kRunUsage, flags.Help());
   if (o.jobs < 1) return Usage("--jobs must be 1 or more", kRunUsage, flags.Help());
   for (const auto& [flag, path] :

@@ -124,8 +124,9 @@ absl::StatusOr<std::vector<std::string>> SimulatorArgs(const Scenario& s, const 
   return args;
 }
 
-std::vector<std::string> DaemonArgs(const RunPaths& p, const std::string& rules_dir) {
-  return {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0", "--rules=" + rules_dir,
+std::vector<std::string> DaemonArgs(const RunPaths& p, const std::string& rules_dir,
+                                    const std::string& listen, const std::string& metrics_listen) {
+  return {"--listen=" + listen, "--metrics_listen=" + metrics_listen, "--rules=" + rules_dir,
           "--topology=" + p.topology, "--ready_file=" + p.daemon_ready};
 }
 

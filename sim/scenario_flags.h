@@ -36,7 +36,9 @@ using HasFlag = std::function<bool(absl::string_view)>;
 absl::StatusOr<std::vector<std::string>> SimulatorArgs(const Scenario& s, const RunPaths& p,
                                                        const HasFlag& has_flag);
 
-std::vector<std::string> DaemonArgs(const RunPaths& p, const std::string& rules_dir);
+std::vector<std::string> DaemonArgs(const RunPaths& p, const std::string& rules_dir,
+                                    const std::string& listen = "127.0.0.1:0",
+                                    const std::string& metrics_listen = "127.0.0.1:0");
 std::vector<std::string> SwitchAgentArgs(const RunPaths& p, const std::string& server,
                                          const std::string& gnmi_profiles_dir);
 // `ethtool_dumps`: the agent has --ethtool_dumps (reads the simulator's ethtool dumps);
