@@ -80,6 +80,7 @@ absl::Status SwitchFabric::Update(absl::Time now, const std::vector<NicTraffic>&
     if (p.up != up) {
       p.up = up;
       ++c.carrier_transitions;
+      ++switches_[leaf].state_version;
     }
     if (seen.gone) continue;
     // What the NIC sends the port receives, and the other way round.
@@ -160,6 +161,7 @@ absl::Status SwitchFabric::Update(absl::Time now, const std::vector<NicTraffic>&
   }
   ApplyStorms(now, dt);
   ApplyDeadlocks(now, dt);
+  for (SimSwitch& sw : switches_) ++sw.counters_version;
   return absl::OkStatus();
 }
 

@@ -69,6 +69,9 @@ struct SimSwitch {
   int rail = -1;   // leaves only
   int group = -1;  // leaves only: the rail group (0 without --hosts_per_leaf)
   std::vector<SwitchPort> ports;
+  // Bumped (under the fabric's lock) when any counter moved, and when a port's state (up or
+  // down) changed: ON_CHANGE subscriptions look again only then.
+  uint64_t counters_version = 0, state_version = 0;
 };
 
 // --pfc_storm=HOST/DEVICE@OFFSET: the NIC sends pause frames on priority 3 without end.

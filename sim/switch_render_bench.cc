@@ -56,6 +56,40 @@ BENCHMARK(BM_RenderWholeSwitch)
     ->Arg(static_cast<int>(Dialect::kCumulus))
     ->Unit(benchmark::kMicrosecond);
 
+// One 100 ms tick of the whole switch fabric of a 256-host x 8-NIC cluster in rail groups of
+// 32 (64 leaves, 8 spines): every NIC's traffic mirrored, uplinks, ECN marks, benign pauses.
+void BM_UpdateFabric256x8(benchmark::State& state) {
+  SwitchFabric::Options o;
+  o.hosts = 256;
+  o.nics_per_host = 8;
+  o.hosts_per_leaf = 32;
+  o.spines = 8;
+  const absl::Time start = absl::FromUnixSeconds(1'800'000'000);
+  auto fabric = SwitchFabric::Create(o, start);
+  if (!fabric.ok()) {
+    state.SkipWithError("fabric");
+    return;
+  }
+  std::vector<NicTraffic> nics;
+  for (int h = 1; h <= o.hosts; ++h) {
+    for (int k = 0; k < o.nics_per_host; ++k) nics.push_back({h, k});
+  }
+  absl::Time now = start;
+  for (auto _ : state) {
+    now += absl::Milliseconds(100);
+    for (NicTraffic& n : nics) {
+      n.tx_bytes += 4'000'000'000;
+      n.rx_bytes += 4'000'000'000;
+      n.tx_packets += 1'000'000;
+      n.rx_packets += 1'000'000;
+      n.ecn_marked += 80;
+    }
+    benchmark::DoNotOptimize((*fabric)->Update(now, nics));
+  }
+  state.counters["ports"] = static_cast<double>(64 * 40 + 8 * 64);
+}
+BENCHMARK(BM_UpdateFabric256x8)->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 }  // namespace railwatch::sim
 

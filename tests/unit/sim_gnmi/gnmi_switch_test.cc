@@ -165,6 +165,34 @@ TEST_F(SimGnmiTest, OnChangeOperStatusGoesDownThenUpOnAFlap) {
   EXPECT_EQ(got[0].update(0).val().uint_val(), 2u);
 }
 
+TEST_F(SimGnmiTest, OnChangeCounterFollowsEveryTickAndStateWaitsForAChange) {
+  Start({"openconfig"}, 2, 1);
+  const std::string octets = "/interfaces/interface[name=Ethernet1]/state/counters/in-octets";
+  auto ctx = Context();
+  std::unique_ptr<Stream> stream = Stub(0)->Subscribe(ctx.get());
+  ASSERT_TRUE(stream->Write(StreamRequest({P(octets), P("/interfaces/interface/state/oper-status")},
+                                          ::gnmi::ON_CHANGE, absl::ZeroDuration())));
+  ASSERT_EQ(ReadUntilSync(*stream).size(), 2u);
+  for (int i = 0; i < 3; ++i) {
+    Advance(absl::Milliseconds(100));
+    ::gnmi::SubscribeResponse r;
+    ASSERT_TRUE(stream->Read(&r));
+    auto changed = Leaves(r.update());
+    ASSERT_EQ(changed.size(), 1u) << "the counter moved; the ports' states did not";
+    EXPECT_EQ(changed[octets].uint_val(), CountersOf(*fabric_, 0, 0).in_octets);
+  }
+  SetNicUp(2, 0, false);
+  // The tick of the flap moved the counter and took port 2 down: both changes, in order.
+  std::map<std::string, ::gnmi::TypedValue> changed;
+  while (!changed.contains("/interfaces/interface[name=Ethernet2]/state/oper-status")) {
+    ::gnmi::SubscribeResponse r;
+    ASSERT_TRUE(stream->Read(&r));
+    changed.merge(Leaves(r.update()));
+  }
+  EXPECT_EQ(changed["/interfaces/interface[name=Ethernet2]/state/oper-status"].string_val(), "DOWN");
+  ctx->TryCancel();
+}
+
 TEST_F(SimGnmiTest, OnceSendsOneSetThenEndsAndRefusesUnknownPaths) {
   Start({"arista-eos"}, 2, 1);
   {
