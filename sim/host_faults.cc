@@ -165,7 +165,7 @@ absl::Status SysfsFabric::ApplyFaults(absl::Time now) {
   // PFC storms and deadlocks: the switch side writes their ground truth (it names the port).
   for (size_t i = 0; i < o.storms.size(); ++i) {
     const StormingNic& x = o.storms[i];
-    NicPort* p = Find(x.host, x.device);
+    NicPort* p = done.storm_port[i];
     if (Due(done.storm[i], now, start_, x.at)) {
       p->storming = true;
       // mlx5 stall prevention: the NIC's queue stalled past the minor watermark (100 ms).
@@ -185,7 +185,7 @@ absl::Status SysfsFabric::ApplyFaults(absl::Time now) {
   }
   for (size_t i = 0; i < o.deadlocks.size(); ++i) {
     const PfcDeadlock& x = o.deadlocks[i];
-    NicPort* p = Find(x.host, x.device);
+    NicPort* p = done.deadlock_port[i];
     const int job = job_of_host_[p->host];
     if (Due(done.deadlock[i], now, start_, x.at)) {
       p->deadlocked = true;

@@ -30,6 +30,8 @@ struct FaultProgress {
       straggler, wrong_priority, gone, loss, nccl, reload;
   // Storms under way: when their NIC next reports a stall-prevention warning.
   std::vector<absl::Time> storm_next_warning;
+  // The NICs of the storms and deadlocks, looked at every tick.
+  std::vector<NicPort*> storm_port, deadlock_port;
 };
 
 // gpu-node-007 -> 7 when it is one of `hosts` simulated hosts, else 0.

@@ -34,7 +34,8 @@ void SysfsFabric::MoveTraffic(absl::Time now, double dt) {
   // A job's collective runs at its slowest rail: a leaf that holds traffic back with PFC (no
   // ECN marks) slows every job with a NIC behind it, which in a rail-optimised fabric is every
   // job in the leaf's group. One noise draw per job and tick keeps its NICs in lockstep.
-  std::vector<double> job_util(options_.jobs.size());
+  std::vector<double>& job_util = scratch_.job_util;
+  job_util.assign(options_.jobs.size(), 0);
   for (size_t j = 0; j < job_util.size(); ++j) {
     const SimJob& job = options_.jobs[j];
     double slowest = 1;
@@ -55,8 +56,12 @@ void SysfsFabric::MoveTraffic(absl::Time now, double dt) {
 
   // CNPs go back to the senders, which for rail-local collectives sit behind the same leaf:
   // each NIC handles its leaf's CNPs in proportion to what it sent.
-  std::vector<double> leaf_cnps(leaf_marking_.size(), 0), leaf_tx(leaf_marking_.size(), 0);
-  std::vector<double> sent(ports_.size(), 0);
+  std::vector<double>& leaf_cnps = scratch_.leaf_a;
+  std::vector<double>& leaf_tx = scratch_.leaf_b;
+  std::vector<double>& sent = scratch_.per_port;
+  leaf_cnps.assign(leaf_marking_.size(), 0);
+  leaf_tx.assign(leaf_marking_.size(), 0);
+  sent.assign(ports_.size(), 0);
   for (size_t i = 0; i < ports_.size(); ++i) {
     NicPort& p = *ports_[i];
     p.util = 0;
@@ -132,12 +137,16 @@ void SysfsFabric::MoveTraffic(absl::Time now, double dt) {
 void SysfsFabric::MovePauses(double dt) {
   // Per leaf: its load (for the pauses of a leaf that does not mark) and whether a storm behind
   // it makes it relay pauses to every other port.
-  std::vector<double> load(leaf_marking_.size(), 0), nics(leaf_marking_.size(), 0);
-  std::vector<bool> relaying(leaf_marking_.size(), false);
+  std::vector<double>& load = scratch_.leaf_a;
+  std::vector<double>& nics = scratch_.leaf_b;
+  std::vector<double>& relaying = scratch_.per_leaf_flag;
+  load.assign(leaf_marking_.size(), 0);
+  nics.assign(leaf_marking_.size(), 0);
+  relaying.assign(leaf_marking_.size(), 0);
   for (const auto& port : ports_) {
     load[port->leaf] += port->util;
     nics[port->leaf] += 1;
-    if (port->storming && port->up) relaying[port->leaf] = true;
+    if (port->storming && port->up) relaying[port->leaf] = 1;
   }
   const double tick_micros = dt * 1e6;
   for (auto& port : ports_) {
@@ -162,7 +171,7 @@ void SysfsFabric::MovePauses(double dt) {
       rx_micros += static_cast<double>(n) * kCongestionPauseMicros;
       transitions += n;
     }
-    if (relaying[p.leaf] && !p.storming) {
+    if (relaying[p.leaf] > 0 && !p.storming) {
       const uint64_t n = DrawCount(rng_, options_.relay_pause_rate * dt);
       rx += n;
       rx_micros += static_cast<double>(n) * kQuantumPauseMicros;

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/logging.h"
+#include "sim/host_faults.h"
 #include "sim/nccl_log_writer.h"
 #include "sim/sysfs_fabric.h"
 
@@ -20,9 +21,7 @@ absl::Status JobFailures::Independent(absl::Time now, const NcclError& e) {
   Pending p;
   p.due = now;
   p.kind = e.kind;
-  for (int h = 1; h < static_cast<int>(job_of_host_.size()); ++h) {
-    if (SysfsFabric::HostName(h) == e.host) p.host = h;
-  }
+  p.host = SimHostIndex(e.host, static_cast<int>(job_of_host_.size()) - 1);
   p.job = p.host > 0 ? job_of_host_[p.host] : -1;
   if (p.job < 0) return absl::InvalidArgumentError(absl::StrCat("--nccl_error: ", e.host, " runs no job"));
   if (p.kind == "ib_completion") p.local_rank = 0;  // the rank on GPU 0 and its NIC, mlx5_0

@@ -276,6 +276,10 @@ absl::Status SysfsFabric::Create(absl::Time start) {
   job_burst_.assign(options_.jobs.size(), 1.0);
   job_burst_until_.assign(options_.jobs.size(), start);
   progress_ = std::make_unique<FaultProgress>(options_);
+  for (const StormingNic& x : options_.storms) progress_->storm_port.push_back(Find(x.host, x.device));
+  for (const PfcDeadlock& x : options_.deadlocks) {
+    progress_->deadlock_port.push_back(Find(x.host, x.device));
+  }
   if (options_.nccl_logs && !options_.jobs.empty()) {
     nccl_ = std::make_unique<NcclLogs>(options_.root, options_.jobs, options_.nics_per_host,
                                        options_.seed);

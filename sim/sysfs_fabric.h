@@ -187,6 +187,10 @@ class SysfsFabric {
   std::vector<double> job_burst_;     // by job: rate factor of a burst under way (1: none)
   std::vector<absl::Time> job_burst_until_;
   std::unique_ptr<FaultProgress> progress_;  // which faults started and ended
+  // Work space of a tick, reused so that a tick allocates nothing.
+  struct Scratch {
+    std::vector<double> job_util, leaf_a, leaf_b, per_port, per_leaf_flag;
+  } scratch_;
   std::unique_ptr<NcclLogs> nccl_;
   std::unique_ptr<JobFailures> failures_;
 };
