@@ -12,6 +12,9 @@ agents_connected() {  # agents_connected N
   [ "$("$CLI" --server="$GRPC" agents --json | grep -c '"connected": true')" -eq "$1" ]
 }
 
+# The agents read RDMA sysfs only (--netdevs=none: no netdev is named so): without a topology the
+# daemon could not tell
+# that the netdev carrier's flap and the RDMA port's are one link (the scenario suite covers both).
 "$SIM" --root="$WORK/sys" --hosts=3 --flap=gpu-node-002/mlx5_6/1@6s \
   --ground_truth="$WORK/ground_truth.jsonl" >"$WORK/sim.log" 2>&1 &
 PIDS+=($!)
@@ -22,7 +25,8 @@ echo "daemon: gRPC $GRPC, metrics $METRICS"
 
 for host in gpu-node-001 gpu-node-002 gpu-node-003; do
   "$AGENT" --server="$GRPC" --hostname="$host" --sysfs_root="$WORK/sys/$host" \
-    --backoff_initial=100ms --backoff_max=1s >"$WORK/agent-$host.log" 2>&1 &
+    --netdevs=none --backoff_initial=100ms --backoff_max=1s \
+    >"$WORK/agent-$host.log" 2>&1 &
   PIDS+=($!)
 done
 wait_for 30 "3 connected agents" agents_connected 3
