@@ -170,7 +170,8 @@ int RunMain(const std::vector<std::string>& args, absl::Notification& stop) {
     return Usage("--baseline_tail: " + std::string(tail.status().message()), kRunUsage,
                  flags.Help());
   o.baseline_tail = *tail;
-  absl::StatusOr<absl::Duration> settle_for = ParseDuration(settle);
+  absl::StatusOr<absl::Duration> settle_for =
+      settle == "0" ? absl::StatusOr<absl::Duration>(absl::ZeroDuration()) : ParseDuration(settle);
   if (!settle_for.ok() || *settle_for < absl::ZeroDuration())
     return Usage("--settle: " + (settle_for.ok() ? std::string("negative")
                                                  : std::string(settle_for.status().message())),

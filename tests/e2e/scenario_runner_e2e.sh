@@ -17,7 +17,9 @@ RUN=$WORK/tiny-link-flap
 leftovers() { pgrep -f -a -- "$1" | grep -v pgrep || true; }
 
 set +e
-"$SIM" run --json --keep --out="$WORK" "$SCENARIO" >"$WORK/run.json" 2>"$WORK/run-progress.log"
+# --settle=0: run to the scenario's duration, so the JSON's duration_s and `score` on the files agree
+# with the scenario's (e2e.scenario.suite runs with the default early end).
+"$SIM" run --settle=0 --json --keep --out="$WORK" "$SCENARIO" >"$WORK/run.json" 2>"$WORK/run-progress.log"
 rc=$?
 set -e
 cat "$WORK/run-progress.log"
