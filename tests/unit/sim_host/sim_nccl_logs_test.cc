@@ -142,7 +142,8 @@ TEST(SimNcclLogs, ANicGoneMakesItsRankFailThreeSecondsLater) {
   sim.RunTo(absl::Milliseconds(4900));
   EXPECT_TRUE(OfKind(Parse(sim, 2), "nccl.ib_completion_error").empty());
   sim.RunTo(absl::Seconds(5));
-  std::vector<const logs::LogEvent*> ib = OfKind(Parse(sim, 2), "nccl.ib_completion_error");
+  const auto parsed = Parse(sim, 2);  // OfKind points into it: it must outlive `ib`
+  std::vector<const logs::LogEvent*> ib = OfKind(parsed, "nccl.ib_completion_error");
   ASSERT_FALSE(ib.empty());
   EXPECT_EQ(Field(*ib[0], "dev"), "mlx5_1");
   EXPECT_EQ(Field(*ib[0], "cuda_dev"), "1");
