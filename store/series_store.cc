@@ -125,6 +125,17 @@ SeriesRef SeriesStore::Intern(std::string_view name, const Labels& labels, Metri
 
 bool SeriesStore::Append(SeriesRef ref, int64_t t, double value) {
   absl::MutexLock lock(&mu_);
+  return AppendLocked(ref, t, value);
+}
+
+bool SeriesStore::AppendMany(std::span<const PendingSample> samples) {
+  bool watched = false;
+  absl::MutexLock lock(&mu_);
+  for (const PendingSample& p : samples) watched |= AppendLocked(p.ref, p.time_unix_nano, p.value);
+  return watched;
+}
+
+bool SeriesStore::AppendLocked(SeriesRef ref, int64_t t, double value) {
   Series& s = series_[ref];
   if (s.count > 0) {
     const Sample& last = s.ring[(s.head + s.ring.size() - 1) % s.ring.size()];

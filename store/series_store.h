@@ -84,6 +84,16 @@ class SeriesStore {
   // when the series is watched (see Watch), so the caller can wake the rules engine.
   bool Append(SeriesRef ref, int64_t time_unix_nano, double value);
 
+  // One sample of a batch for AppendMany.
+  struct PendingSample {
+    SeriesRef ref = 0;
+    int64_t time_unix_nano = 0;
+    double value = 0;
+  };
+  // Appends a batch's samples under one lock, each as Append would; returns true when any of
+  // them is for a watched series.
+  bool AppendMany(std::span<const PendingSample> samples);
+
   // Series with these names are reported as watched by Append.
   void Watch(const absl::flat_hash_set<std::string>& names);
 
@@ -159,6 +169,8 @@ class SeriesStore {
     std::optional<CounterWindow> IncreaseIn(int64_t from, int64_t to) const;
   };
 
+  bool AppendLocked(SeriesRef ref, int64_t time_unix_nano, double value)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   template <typename Fn>
   void ForEachRefLocked(std::span<const SeriesRef> refs, Fn&& fn) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);

@@ -142,5 +142,22 @@ TEST_F(SeriesStoreTest, WatchedSeriesAreReported) {
   EXPECT_TRUE(store_.Append(c, 1 * kSec, 1));
 }
 
+TEST(SeriesStore, AppendManyStoresABatchAsAppendWouldAndReportsWatchedSeries) {
+  SeriesStore store(SeriesStore::Options{.capacity = 8});
+  const SeriesRef quiet = store.Intern("rdma_quiet_total", {{"host", "a"}}, MetricKind::kCounter);
+  const SeriesRef busy = store.Intern("rdma_busy_total", {{"host", "a"}}, MetricKind::kCounter);
+  store.Watch({"rdma_busy_total"});
+  const SeriesStore::PendingSample quiet_only[] = {{quiet, 1 * kSec, 5}, {quiet, 2 * kSec, 7}};
+  EXPECT_FALSE(store.AppendMany(quiet_only));
+  const SeriesStore::PendingSample both[] = {
+      {quiet, 3 * kSec, 9}, {busy, 3 * kSec, 1}, {quiet, 2 * kSec, 100}};  // last: stale
+  EXPECT_TRUE(store.AppendMany(both));
+  const std::vector<Sample> got = store.Range(quiet, 0, 10 * kSec);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[2].value, 9);
+  EXPECT_EQ(store.stats().samples_appended, 4u);
+  EXPECT_EQ(store.stats().samples_out_of_order, 1u);
+}
+
 }  // namespace
 }  // namespace railwatch
