@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -46,6 +47,8 @@ namespace fs = std::filesystem;
 constexpr absl::Duration kStopGrace = absl::Seconds(5);
 constexpr absl::Duration kStartTimeout = absl::Seconds(30);
 constexpr absl::Duration kPoll = absl::Milliseconds(200);
+// Agents railwatch-loadgen plays (--load) are named with this prefix.
+constexpr char kLoadPrefix[] = "load-";
 
 // $TMPDIR, else /dev/shm: the simulator rewrites thousands of counter files ten times a second,
 // and on a disk with discard removing a 32-host tree took 22 s (0.2 s in memory); else /tmp.
@@ -235,6 +238,13 @@ absl::Status Run::StartDaemonAndAgents() {
     }
     if (absl::Status st = Start(host, argv); !st.ok()) return st;
   }
+  if (o_.load_agents > 0) {
+    const std::vector<std::string> load = {
+        o_.loadgen, absl::StrCat("--server=", grpc_), absl::StrCat("--agents=", o_.load_agents),
+        absl::StrCat("--series=", o_.load_series), "--interval=1s", "--duration=0",
+        absl::StrCat("--host_prefix=", kLoadPrefix)};
+    if (absl::Status st = Start("loadgen", load); !st.ok()) return st;
+  }
   return absl::OkStatus();
 }
 
@@ -246,11 +256,13 @@ std::string Run::NotConnected() {
   if (grpc::Status st = stub_->ListAgents(&context, v1::ListAgentsRequest(), &agents); !st.ok()) {
     return absl::StrCat("railwatchd does not answer ListAgents: ", st.error_message());
   }
-  int hosts = 0, targets = 0;
+  int hosts = 0, targets = 0, load = 0;
   bool switch_agent = false;
   for (const v1::AgentInfo& a : agents.agents()) {
     if (!a.connected()) continue;
-    if (a.agent_id() == "switch-agent") {
+    if (absl::StartsWith(a.agent_id(), kLoadPrefix)) {
+      ++load;
+    } else if (a.agent_id() == "switch-agent") {
       switch_agent = true;
       for (const v1::TargetHealth& t : a.targets()) targets += t.connected() ? 1 : 0;
     } else {
@@ -261,6 +273,8 @@ std::string Run::NotConnected() {
   if (hosts < s_.topology.hosts)
     missing.push_back(absl::StrCat(hosts, " of ", s_.topology.hosts, " host agents"));
   if (!switch_agent) missing.push_back("no switch agent");
+  if (load < o_.load_agents)
+    missing.push_back(absl::StrCat(load, " of ", o_.load_agents, " load agents"));
   if (targets < targets_)
     missing.push_back(absl::StrCat(targets, " of ", targets_, " gNMI targets"));
   return absl::StrJoin(missing, "; ");

@@ -35,6 +35,11 @@ struct RunOptions {
   std::string daemon, agent, cli, rules, gnmi_profiles, baseline_script;
   std::string python = "python3";
   bool agent_has_ethtool_dumps = false;
+  // Background load (--load=AGENTSxSERIES): railwatch-loadgen plays this many quiet agents of
+  // this many series each into the scenario's railwatchd (docs/BENCHMARKS.md, detection under
+  // load); 0 agents: none.
+  int load_agents = 0, load_series = 0;
+  std::string loadgen;  // the railwatch-loadgen program
   // Stop waiting for agents after this long when the scenario has no fault to wait for.
   absl::Duration connect_timeout = absl::Seconds(120);
 };

@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/text.h"
 #include "sim/runner.h"
@@ -66,6 +67,7 @@ void FindDefaults(RunOptions& o) {
     o.daemon = fs::weakly_canonical(dir / "../daemon/railwatchd", ec).string();
     o.agent = fs::weakly_canonical(dir / "../agent/railwatch-agent", ec).string();
     o.cli = fs::weakly_canonical(dir / "../cli/railwatch", ec).string();
+    o.loadgen = fs::weakly_canonical(dir / "../bench/railwatch-loadgen", ec).string();
     o.rules = RAILWATCH_SOURCE_DIR "/rules";
     o.gnmi_profiles = RAILWATCH_SOURCE_DIR "/profiles/gnmi";
     o.baseline_script = RAILWATCH_SOURCE_DIR "/sim/baseline/baseline.py";
@@ -73,6 +75,7 @@ void FindDefaults(RunOptions& o) {
     o.daemon = (dir / "railwatchd").string();
     o.agent = (dir / "railwatch-agent").string();
     o.cli = (dir / "railwatch").string();
+    o.loadgen = (dir / "railwatch-loadgen").string();
     o.rules = RAILWATCH_SHARE_DIR "/rules";
     o.gnmi_profiles = RAILWATCH_SHARE_DIR "/profiles/gnmi";
     o.baseline_script = RAILWATCH_SHARE_DIR "/baseline/baseline.py";
@@ -153,6 +156,11 @@ int RunMain(const std::vector<std::string>& args, absl::Notification& stop) {
   flags.String("metrics_listen", &o.metrics_listen, "railwatchd's /metrics address");
   flags.String("daemon", &o.daemon, "railwatchd");
   flags.String("agent", &o.agent, "railwatch-agent");
+  std::string load;
+  flags.String("load", &load,
+               "AGENTSxSERIES: also play this many quiet agents of this many series each into "
+               "railwatchd with railwatch-loadgen (detection under load, e.g. 1024x1000)");
+  flags.String("loadgen", &o.loadgen, "railwatch-loadgen, for --load");
   flags.String("rules", &o.rules, "playbooks directory for railwatchd");
   flags.String("gnmi_profiles", &o.gnmi_profiles, "gNMI path profiles for the switch agent");
   flags.String("baseline_script", &o.baseline_script, "the baseline's baseline.py");
@@ -177,6 +185,19 @@ int RunMain(const std::vector<std::string>& args, absl::Notification& stop) {
                                                  : std::string(settle_for.status().message())),
                  kRunUsage, flags.Help());
   o.settle = *settle_for;
+  if (!load.empty()) {
+    const std::vector<std::string> parts = absl::StrSplit(load, 'x');
+    if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &o.load_agents) ||
+        !absl::SimpleAtoi(parts[1], &o.load_series) || o.load_agents < 1 || o.load_series < 1) {
+      return Usage(absl::StrCat("--load=", load, ": expected AGENTSxSERIES, e.g. 1024x1000"),
+                   kRunUsage, flags.Help());
+    }
+    if (!Executable(o.loadgen)) {
+      return Usage(absl::StrCat("--load needs railwatch-loadgen; --loadgen=", o.loadgen,
+                                " is not an executable (build the railwatch-loadgen target)"),
+                   kRunUsage, flags.Help());
+    }
+  }
   if (positional.empty()) return Usage("no scenario file", kRunUsage, flags.Help());
   if (o.jobs < 1) return Usage("--jobs must be 1 or more", kRunUsage, flags.Help());
   for (const auto& [flag, path] :

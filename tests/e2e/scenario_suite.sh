@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The scenario suite (sim/scenarios/*.yaml, docs/DETECTION.md) through the real programs:
-# `railwatch-sim run` plays every scenario, two at a time, and exits non-zero when one misses
+# `railwatch-sim run` plays every scenario, three at a time, and exits non-zero when one misses
 # its expect: block (a fault not detected or with the wrong culprit, a false diagnosis). The
 # score table is printed and kept in BUILD/scenario-suite.{txt,json} for docs/DETECTION.md.
 # The large scenarios (sim/scenarios/large: 64 and 256 hosts) are not run here (docs/DETECTION.md).
@@ -11,7 +11,7 @@ BUILD=${1:?usage: scenario_suite.sh BUILD_DIR}
 source "$(dirname "$0")/lib.sh"
 
 set +e
-"$SIM" run --jobs="${RAILWATCH_SUITE_JOBS:-2}" --json --out="$WORK/runs" \
+"$SIM" run --jobs="${RAILWATCH_SUITE_JOBS:-3}" --json --out="$WORK/runs" \
   "$SRC/sim/scenarios" >"$BUILD/scenario-suite.json" 2>"$WORK/progress.log"
 rc=$?
 set -e
