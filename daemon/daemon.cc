@@ -17,10 +17,11 @@
 #include "engine/engine.h"
 #include "exporters/daemon_metrics.h"
 #include "exporters/fabric_collectable.h"
+#include "exporters/metrics_server.h"
+#include "exporters/store_exposition.h"
 #include "exporters/topology_collectable.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
-#include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 #include "common/logging.h"
 
@@ -109,12 +110,12 @@ struct Daemon::Impl {
   std::shared_ptr<prometheus::Registry> registry;
   std::unique_ptr<DaemonMetrics> metrics;
   std::shared_ptr<RefreshingRegistry> self_metrics;
-  std::shared_ptr<StoreCollectable> fabric_metrics;
+  std::shared_ptr<StoreExposition> fabric_metrics;  // rendered straight to text
   std::shared_ptr<DiagnosisCollectable> diagnosis_metrics;
   std::shared_ptr<AgentCollectable> agent_metrics;
   std::shared_ptr<TopologyCollectable> topology_metrics;  // info series for dashboards
   std::shared_ptr<NcclTestsCollectable> nccl_tests_metrics;
-  std::unique_ptr<prometheus::Exposer> exposer;
+  std::unique_ptr<MetricsServer> metrics_server;
   std::unique_ptr<IngestService> ingest;
   std::unique_ptr<QueryService> query;
   std::unique_ptr<DiagnosisWatchHub> watches;  // WatchDiagnoses streams
@@ -202,26 +203,23 @@ absl::Status Daemon::Start() {
   d.metrics->playbooks_loaded.Set(static_cast<double>(enabled));
   d.self_metrics = std::make_shared<RefreshingRegistry>(d.registry, *d.metrics, *d.store,
                                                         *d.engine, d.agents);
-  d.fabric_metrics = std::make_shared<StoreCollectable>(*d.store, clock_, options_.stale_after);
+  d.fabric_metrics = std::make_shared<StoreExposition>(*d.store, clock_, options_.stale_after);
   d.diagnosis_metrics = std::make_shared<DiagnosisCollectable>(*d.engine);
   d.agent_metrics = std::make_shared<AgentCollectable>(d.agents);
   d.topology_metrics = std::make_shared<TopologyCollectable>(d.topology, d.jobs);
   d.nccl_tests_metrics = std::make_shared<NcclTestsCollectable>(*d.events);
-  try {
-    d.exposer = std::make_unique<prometheus::Exposer>(options_.metrics_listen);
-  } catch (const std::exception& e) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot serve /metrics on ", options_.metrics_listen, ": ", e.what()));
-  }
-  d.exposer->RegisterCollectable(d.self_metrics);
-  d.exposer->RegisterCollectable(d.fabric_metrics);
-  d.exposer->RegisterCollectable(d.diagnosis_metrics);
-  d.exposer->RegisterCollectable(d.agent_metrics);
-  d.exposer->RegisterCollectable(d.topology_metrics);
-  d.exposer->RegisterCollectable(d.nccl_tests_metrics);
-  std::vector<int> ports = d.exposer->GetListeningPorts();
+  absl::StatusOr<std::unique_ptr<MetricsServer>> metrics_server =
+      MetricsServer::Start(options_.metrics_listen);
+  if (!metrics_server.ok()) return metrics_server.status();
+  d.metrics_server = std::move(*metrics_server);
+  d.metrics_server->Add(d.self_metrics);
+  d.metrics_server->Add(d.fabric_metrics);
+  d.metrics_server->Add(d.diagnosis_metrics);
+  d.metrics_server->Add(d.agent_metrics);
+  d.metrics_server->Add(d.topology_metrics);
+  d.metrics_server->Add(d.nccl_tests_metrics);
   metrics_address_ =
-      absl::StrCat(HostOf(options_.metrics_listen), ":", ports.empty() ? 0 : ports[0]);
+      absl::StrCat(HostOf(options_.metrics_listen), ":", d.metrics_server->port());
 
   // 5. gRPC: Ingest for agents, Query for the CLI, reflection for grpcurl.
   Engine* engine = d.engine.get();
@@ -231,7 +229,7 @@ absl::Status Daemon::Start() {
   d.watches = std::make_unique<DiagnosisWatchHub>(*d.engine, clock_);
   d.engine->AddListener(d.watches.get());
   d.watch_metrics = std::make_shared<WatchCollectable>(*d.watches);
-  d.exposer->RegisterCollectable(d.watch_metrics);
+  d.metrics_server->Add(d.watch_metrics);
   d.query = std::make_unique<QueryService>(
       QueryService::Deps{*d.engine, d.agents, *d.store, clock_, d.events.get(), d.fabric.get(),
                          options_.topology, d.watches.get()});
@@ -295,7 +293,7 @@ void Daemon::Stop() {
   if (d.alertmanager) d.alertmanager->Stop();
   if (d.engine) d.engine->Stop();
   spdlog::debug("engine stopped");
-  d.exposer.reset();
+  d.metrics_server.reset();
   spdlog::debug("metrics endpoint closed");
 }
 

@@ -18,6 +18,11 @@ namespace railwatch {
 // agents report about themselves) with its latest value, one family per name. A series whose
 // latest sample is older than `stale_after` is left out, as Prometheus expects of a target
 // whose device went away.
+//
+// railwatchd serves the store through StoreExposition (exporters/store_exposition.h), which
+// writes the same text without a MetricFamily per name and a ClientMetric per series; this
+// collectable stays as its reference (tests compare the two byte for byte, bench/metrics_bench
+// times both) and for callers that want families.
 class StoreCollectable final : public prometheus::Collectable {
  public:
   StoreCollectable(const SeriesStore& store, const Clock& clock, absl::Duration stale_after)

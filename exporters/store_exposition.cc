@@ -1,0 +1,49 @@
+#include "exporters/store_exposition.h"
+
+#include <algorithm>
+
+#include "common/vocabulary.h"
+#include "exporters/exposition_text.h"
+
+namespace railwatch {
+
+uint32_t StoreExposition::FamilyOf(SeriesRef ref, const SeriesMeta& meta) {
+  if (ref < family_of_ref_.size() && family_of_ref_[ref] != kUnknown) return family_of_ref_[ref];
+  // First sight of this series: find or make its family (the only allocations of a scrape,
+  // and only for series new since the last one).
+  auto [it, inserted] = by_name_.try_emplace(meta.name, static_cast<uint32_t>(families_.size()));
+  if (inserted) {
+    Family& family = families_.emplace_back();
+    family.name = meta.name;
+    const std::string_view help = MetricHelp(meta.name);
+    AppendFamilyHeader(family.header, meta.name, help.empty() ? meta.help : help,
+                       meta.kind == MetricKind::kCounter ? "counter" : "gauge");
+    const auto pos = std::lower_bound(
+        name_order_.begin(), name_order_.end(), meta.name,
+        [&](uint32_t i, const std::string& name) { return families_[i].name < name; });
+    name_order_.insert(pos, it->second);
+  }
+  if (ref >= family_of_ref_.size()) {
+    family_of_ref_.resize(std::max<size_t>(ref + 1, family_of_ref_.size() * 2), kUnknown);
+  }
+  family_of_ref_[ref] = it->second;
+  return it->second;
+}
+
+void StoreExposition::AppendExposition(std::string& out) {
+  absl::MutexLock lock(&mu_);
+  for (Family& family : families_) family.lines.clear();  // keeps the capacity
+  const int64_t oldest = clock_.NowNanos() - absl::ToInt64Nanoseconds(stale_after_);
+  store_.ForEachLatest([&](SeriesRef ref, const SeriesMeta& meta, const Sample& sample) {
+    if (sample.time_unix_nano < oldest) return;
+    AppendSampleLine(families_[FamilyOf(ref, meta)].lines, meta.name, meta.labels, sample.value);
+  });
+  for (uint32_t i : name_order_) {
+    const Family& family = families_[i];
+    if (family.lines.empty()) continue;
+    out += family.header;
+    out += family.lines;
+  }
+}
+
+}  // namespace railwatch

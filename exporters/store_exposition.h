@@ -1,0 +1,55 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "exporters/metrics_server.h"
+#include "store/series_store.h"
+
+namespace railwatch {
+
+// Every fresh series of the store (fabric_* from agents, railwatch_collector_* that agents
+// report about themselves) with its latest value, one family per name, families in name order,
+// series in interning order within a family. A series whose latest sample is older than
+// `stale_after` is left out, as Prometheus expects of a target whose device went away; a
+// family with no fresh series is left out too.
+//
+// Renders straight to text: the same bytes as StoreCollectable through prometheus-cpp's
+// TextSerializer, without a MetricFamily per name and a ClientMetric with copied labels per
+// series. Per-family line buffers and the ref -> family index are kept between scrapes, so a
+// scrape in steady state allocates nothing per series.
+class StoreExposition final : public ExpositionSource {
+ public:
+  StoreExposition(const SeriesStore& store, const Clock& clock, absl::Duration stale_after)
+      : store_(store), clock_(clock), stale_after_(stale_after) {}
+
+  // Thread-safe; concurrent scrapes take turns.
+  void AppendExposition(std::string& out) override;
+
+ private:
+  struct Family {
+    std::string name;
+    std::string header;  // # HELP and # TYPE lines
+    std::string lines;   // this scrape's sample lines
+  };
+  static constexpr uint32_t kUnknown = UINT32_MAX;
+
+  uint32_t FamilyOf(SeriesRef ref, const SeriesMeta& meta) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const SeriesStore& store_;
+  const Clock& clock_;
+  absl::Duration stale_after_;
+  absl::Mutex mu_;
+  std::vector<Family> families_ ABSL_GUARDED_BY(mu_);       // in order of first sight
+  std::vector<uint32_t> name_order_ ABSL_GUARDED_BY(mu_);   // indices into families_, by name
+  absl::flat_hash_map<std::string, uint32_t> by_name_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint32_t> family_of_ref_ ABSL_GUARDED_BY(mu_);  // kUnknown until first sight
+};
+
+}  // namespace railwatch
