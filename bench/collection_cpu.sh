@@ -88,4 +88,7 @@ awk -v ne="$ne_ns" -v ag="$ag_ns" -v poll="$poll_ns" -v iv="$INTERVAL_MS" -v nes
   printf "ratio agent / node_exporter: %.3f whole process, %.3f poll thread (target <= 0.2)\n", ag / ne, poll / ne
   printf "agent CPU per cycle: %.3f ms whole process, %.3f ms poll thread (target <= 1 ms)\n", ag / 1e6, poll / 1e6
   printf "agent RSS: %.1f MB, peak %.1f MB (target <= 20 MB)\n", rss / 1024, hwm / 1024
+  # For bench/run: share of one core at this interval (issue 8: at most 0.5% at 1 s).
+  printf "FIGURE agent_cpu_percent_of_core %.3f %%\n", ag / (iv * 1e6) * 100
+  printf "FIGURE agent_rss_mb %.1f MB\n", hwm / 1024
 }'
