@@ -18,7 +18,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <new>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -42,6 +45,17 @@ ABSL_FLAG(int, series, 100000, "series in the store (hosts x 8 NICs x series per
 ABSL_FLAG(int, renders, 50, "in-process renders to time");
 ABSL_FLAG(int, scrapes, 10000, "HTTP scrapes for the RSS figure (0: none)");
 ABSL_FLAG(std::string, path, "text", "text (MetricsServer) or families (prometheus-cpp Exposer)");
+
+// Every allocation of the process, counted: a steady-state render should make next to none.
+std::atomic<long> g_allocations{0};
+
+void* operator new(size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
 
 namespace railwatch::bench {
 namespace {
@@ -209,6 +223,10 @@ int Main() {
     render_ms.push_back(Ms(Clock::now() - start));
   }
   std::printf("exposition: %zu bytes\n", text.size());
+  const long allocations_before = g_allocations.load();
+  exposition.render(text);
+  std::printf("FIGURE metrics_render_100k_allocations %ld (one steady-state render)\n",
+              g_allocations.load() - allocations_before);
   std::printf("FIGURE metrics_render_100k_ms %.2f ms (median of %zu renders of %zu series)\n",
               Percentile(render_ms, 0.5), render_ms.size(), store.size());
   std::printf("FIGURE metrics_render_100k_p99_ms %.2f ms\n", Percentile(render_ms, 0.99));

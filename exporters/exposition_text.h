@@ -21,6 +21,11 @@ void AppendEscapedLabelValue(std::string& out, std::string_view value);
 void AppendSampleLine(std::string& out, std::string_view name, const Labels& labels,
                       double value);
 
+// The same line written at `out`, which has room for SampleLineBound(name, labels) bytes;
+// returns the end of what was written. For a buffer that grows without zero-filling.
+size_t SampleLineBound(std::string_view name, const Labels& labels);
+char* WriteSampleLine(char* out, std::string_view name, const Labels& labels, double value);
+
 // "# HELP name help\n# TYPE name type\n"; no HELP line when help is empty. Help text has \ and
 // newline escaped as the format asks (prometheus-cpp writes it raw, which breaks the
 // exposition when a help text holds a newline).

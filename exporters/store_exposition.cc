@@ -1,11 +1,23 @@
 #include "exporters/store_exposition.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "common/vocabulary.h"
 #include "exporters/exposition_text.h"
 
 namespace railwatch {
+
+char* StoreExposition::LineBuffer::Reserve(size_t n) {
+  if (size_ + n > capacity_) {
+    const size_t capacity = std::max({capacity_ * 2, size_ + n, size_t{4096}});
+    std::unique_ptr<char[]> data(new char[capacity]);
+    if (size_ > 0) std::memcpy(data.get(), data_.get(), size_);
+    data_ = std::move(data);
+    capacity_ = capacity;
+  }
+  return data_.get() + size_;
+}
 
 uint32_t StoreExposition::FamilyOf(SeriesRef ref, const SeriesMeta& meta) {
   if (ref < family_of_ref_.size() && family_of_ref_[ref] != kUnknown) return family_of_ref_[ref];
@@ -36,13 +48,15 @@ void StoreExposition::AppendExposition(std::string& out) {
   const int64_t oldest = clock_.NowNanos() - absl::ToInt64Nanoseconds(stale_after_);
   store_.ForEachLatest([&](SeriesRef ref, const SeriesMeta& meta, const Sample& sample) {
     if (sample.time_unix_nano < oldest) return;
-    AppendSampleLine(families_[FamilyOf(ref, meta)].lines, meta.name, meta.labels, sample.value);
+    LineBuffer& lines = families_[FamilyOf(ref, meta)].lines;
+    lines.Commit(WriteSampleLine(lines.Reserve(SampleLineBound(meta.name, meta.labels)),
+                                 meta.name, meta.labels, sample.value));
   });
   for (uint32_t i : name_order_) {
     const Family& family = families_[i];
-    if (family.lines.empty()) continue;
+    if (family.lines.view().empty()) continue;
     out += family.header;
-    out += family.lines;
+    out += family.lines.view();
   }
 }
 

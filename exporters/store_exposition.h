@@ -1,7 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -33,10 +35,23 @@ class StoreExposition final : public ExpositionSource {
   void AppendExposition(std::string& out) override;
 
  private:
+  // Grows without zero-filling what it is about to overwrite; keeps its capacity on clear().
+  class LineBuffer {
+   public:
+    void clear() { size_ = 0; }
+    std::string_view view() const { return {data_.get(), size_}; }
+    char* Reserve(size_t n);  // room for n more bytes at the end
+    void Commit(char* end) { size_ = static_cast<size_t>(end - data_.get()); }
+
+   private:
+    std::unique_ptr<char[]> data_;
+    size_t size_ = 0;
+    size_t capacity_ = 0;
+  };
   struct Family {
     std::string name;
     std::string header;  // # HELP and # TYPE lines
-    std::string lines;   // this scrape's sample lines
+    LineBuffer lines;    // this scrape's sample lines
   };
   static constexpr uint32_t kUnknown = UINT32_MAX;
 
