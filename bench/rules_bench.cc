@@ -1,37 +1,53 @@
-// Rule evaluation at scale: a synthetic pod (hosts x 8 NICs, each NIC with every canonical
-// RDMA/RoCE counter and per-priority PFC, ECN and byte counters: about 100 series a NIC, 1M
-// series for 11,368 NICs), its topology (one leaf per rail, spines), the shipped playbooks
-// cloned (renamed) up to --playbooks, and the time of one Engine::EvaluateOnce.
+// Rule evaluation at scale: a synthetic pod (bench/rules_bench_pod.h), its topology, the
+// shipped playbooks (cloned under new names up to --playbooks, or the shipped set alone with
+// --playbooks=0), and the time of one Engine::EvaluateOnce per simulated second.
 //
-//   build/release/bench/rules_bench [--hosts=1421] [--playbooks=50] [--ticks=21]
-//                                   [--retention=60] [--rules=rules]
+//   issue 8, 1,024 hosts x 1,000 series, shipped playbooks, retention 600, 2 threads:
+//     build/release/bench/rules_bench --hosts=1024 --series_per_host=1000 --playbooks=0
+//         --retention=600 --threads=2
+//   issue 5, 1M series, 50 playbooks: build/release/bench/rules_bench (the defaults)
 //
-// Prints series, playbooks, ms per evaluation (median, p90, max over --ticks after the first,
-// which fills caches and is printed apart; one core: the engine evaluates on one thread) and
-// memory per series (RSS growth while building the store divided by series). Traffic is quiet except one storming NIC, one flapping link and one
-// degraded NIC, so the tick also does the work of real diagnoses.
+// Steady state: before timing, --warmup seconds of samples are appended (default: as many as
+// --retention keeps, so every ring is full and a 10-minute window holds 600 samples, as in a
+// daemon that has run for ten minutes), and the engine evaluates every --warmup_every seconds
+// of them (untimed), so selector caches are warm and diagnoses with `for` up to a few minutes
+// have fired. Then each of --ticks seconds appends one sample per series (untimed) and times
+// one evaluation. Prints p50/p90/p99/max of those and FIGURE lines for bench/run.
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
+#include "bench/rules_bench_pod.h"
 #include "common/clock.h"
-#include "common/vocabulary.h"
 #include "engine/engine.h"
 
-ABSL_FLAG(int, hosts, 1421, "hosts (8 NICs each; 1421 gives 1.0M series)");
-ABSL_FLAG(int, playbooks, 50, "playbooks: the shipped ones, cloned under new names up to this");
-ABSL_FLAG(int, ticks, 21, "evaluations to time (the first, cold, is reported apart)");
+ABSL_FLAG(int, hosts, 1421, "hosts (8 NICs each; 1421 gives 1.0M series with the issue-5 set)");
+ABSL_FLAG(int, series_per_host, 0,
+          "series per host (a multiple of 8: canonical mlx5 series, padded with driver "
+          "counters); 0: the issue-5 set of about 704");
+ABSL_FLAG(int, playbooks, 50,
+          "playbooks: the shipped ones, cloned under new names up to this; 0: the shipped set");
+ABSL_FLAG(int, threads, 1, "Engine::Options::threads");
+ABSL_FLAG(int, ticks, 21, "evaluations to time");
 ABSL_FLAG(int, retention, 60, "samples kept per series");
-ABSL_FLAG(int, warmup, 12, "samples appended before timing (fills the rate windows)");
+ABSL_FLAG(int, warmup, -1, "seconds of samples appended before timing; -1: --retention");
+ABSL_FLAG(int, warmup_every, 30, "evaluate (untimed) every this many warm-up seconds");
 ABSL_FLAG(std::string, rules, RAILWATCH_SOURCE_DIR "/rules", "shipped rules directory");
+ABSL_FLAG(bool, per_playbook, true, "print each shipped condition's time alone");
+ABSL_FLAG(int, ingest_seconds, 0,
+          "then run the engine's own thread this many seconds under continuous ingest (each "
+          "second's samples in 1,024 slices spread over the second, a Poke after each, as "
+          "1,024 agents would) and print evaluations per second");
 
 namespace railwatch {
 namespace {
@@ -45,122 +61,70 @@ long RssKb() {
   return 0;
 }
 
-constexpr int kNics = 8;
-
-std::string HostName(int h) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "gpu-node-%05d", h + 1);
-  return buf;
+double Ms(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
+      .count();
 }
 
-std::string WriteTopology(int hosts, const std::string& path) {
-  std::ofstream out(path);
-  out << "switches:\n";
-  const int spines = 8;
-  for (int r = 0; r < kNics; ++r) {
-    out << "  - name: leaf-r" << r << "\n    role: leaf\n    links:\n";
-    for (int s = 0; s < spines; ++s) {
-      out << "      - {port: up" << s << ", peer: spine-" << s << ", peer_port: p" << r << "}\n";
-    }
-  }
-  for (int s = 0; s < spines; ++s) out << "  - {name: spine-" << s << ", role: spine}\n";
-  out << "hosts:\n";
-  for (int h = 0; h < hosts; ++h) {
-    out << "  - name: " << HostName(h) << "\n    nics:\n";
-    for (int n = 0; n < kNics; ++n) {
-      out << "      - {device: mlx5_" << n << ", netdev: eth" << n << ", rail: " << n
-          << ", switch: leaf-r" << n << ", port: p" << h << "}\n";
-    }
-  }
-  out << "jobs:\n";
-  for (int j = 0; j * 128 < hosts; ++j) {
-    out << "  - name: job-" << j << "\n    hosts: [";
-    for (int h = j * 128; h < std::min(hosts, (j + 1) * 128); ++h) {
-      out << (h == j * 128 ? "" : ", ") << HostName(h);
-    }
-    out << "]\n";
-  }
-  return path;
+// Nearest-rank percentile of sorted values.
+double Percentile(const std::vector<double>& sorted, double p) {
+  const size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
 }
 
-struct Series {
-  SeriesRef ref;
-  double per_second;  // counter slope (gauges: constant value)
-  bool counter;
-};
+std::optional<std::vector<Playbook>> LoadClones(int want) {
+  std::vector<Playbook> playbooks;
+  for (int copy = 0; copy == 0 || static_cast<int>(playbooks.size()) < want; ++copy) {
+    LoadResult r = LoadPlaybooks({absl::GetFlag(FLAGS_rules)});
+    if (!r.ok() || r.playbooks.empty()) {
+      for (const LoadProblem& p : r.problems) std::fprintf(stderr, "%s\n", p.ToString().c_str());
+      return std::nullopt;
+    }
+    for (Playbook& pb : r.playbooks) {
+      if (want > 0 && static_cast<int>(playbooks.size()) >= want) break;
+      if (copy > 0) {
+        pb.name = absl::StrCat(pb.name, "_copy", copy);
+        for (ExplainRule& e : pb.explains) {
+          for (std::string& s : e.playbooks) s = absl::StrCat(s, "_copy", copy);
+        }
+      }
+      playbooks.push_back(std::move(pb));
+    }
+    if (want <= 0) break;
+  }
+  return playbooks;
+}
 
 int Main() {
   const int hosts = absl::GetFlag(FLAGS_hosts);
+  const int retention = absl::GetFlag(FLAGS_retention);
+  const int warmup = absl::GetFlag(FLAGS_warmup) < 0 ? retention : absl::GetFlag(FLAGS_warmup);
+  const auto began = std::chrono::steady_clock::now();
   FakeClock clock;
-  SeriesStore store(SeriesStore::Options{static_cast<size_t>(absl::GetFlag(FLAGS_retention))});
+  SeriesStore store(SeriesStore::Options{static_cast<size_t>(retention)});
+
+  std::optional<std::vector<Playbook>> playbooks = LoadClones(absl::GetFlag(FLAGS_playbooks));
+  if (!playbooks) return 1;
+  std::vector<std::string> read;
+  for (const Playbook& pb : *playbooks) {
+    if (pb.condition != nullptr) pb.condition->CollectMetricNames(read);
+  }
 
   const long rss0 = RssKb();
-  std::vector<Series> series;
-  for (int h = 0; h < hosts; ++h) {
-    const std::string host = HostName(h);
-    for (int n = 0; n < kNics; ++n) {
-      const std::string dev = absl::StrCat("mlx5_", n), netdev = absl::StrCat("eth", n);
-      for (const MetricSpec& m : CanonicalMetrics()) {
-        const std::string_view name = m.name;
-        Labels l;
-        bool counter = m.kind == MetricKind::kCounter;
-        double slope = 0;
-        if (!m.sysfs.empty() && name.rfind("fabric_rdma_driver", 0) != 0) {
-          l = {{"device", dev}, {"host", host}, {"port", "1"}};
-          if (name == "fabric_rdma_port_transmit_bytes_total" ||
-              name == "fabric_rdma_port_receive_bytes_total") {
-            slope = (h == 7 && n == 3) ? 20e9 : 40e9;  // one degraded NIC
-          }
-          if (name == "fabric_rdma_port_rate_bytes_per_second") slope = 50e9;
-          if (name == "fabric_rdma_port_state") slope = 4;
-        } else if (name == "fabric_pfc_pause_frames_total" ||
-                   name == "fabric_netdev_priority_transmit_bytes_total" ||
-                   name == "fabric_netdev_priority_receive_bytes_total") {
-          for (int p = 0; p < 8; ++p) {
-            for (const char* dir : {"rx", "tx"}) {
-              if (name != "fabric_pfc_pause_frames_total" && std::string(dir) == "tx") continue;
-              Labels pl = {{"host", host}, {"interface", netdev},
-                           {"priority", absl::StrCat(p)}};
-              if (name == "fabric_pfc_pause_frames_total") pl.push_back({"direction", dir});
-              NormalizeLabels(pl);
-              double s = 0;
-              if (name == "fabric_pfc_pause_frames_total" && p == 3) {
-                s = (h == 3 && n == 5 && std::string(dir) == "tx") ? 20000 : 2;
-              }
-              series.push_back({store.Intern(name, pl, m.kind), s, true});
-            }
-          }
-          continue;
-        } else {
-          continue;
-        }
-        NormalizeLabels(l);
-        series.push_back({store.Intern(name, l, m.kind), slope, counter});
-      }
-    }
-  }
-  // A flapping link.
-  for (Series& s : series) {
-    SeriesMeta meta = store.Meta(s.ref);
-    if (meta.name == "fabric_rdma_link_downed_total" && *FindLabel(meta.labels, "host") ==
-                                                           HostName(11) &&
-        *FindLabel(meta.labels, "device") == "mlx5_2") {
-      s.per_second = 0.2;
-    }
-  }
-  auto append_all = [&](int tick) {
-    clock.Advance(absl::Seconds(1));
-    const int64_t now = clock.NowNanos();
-    for (const Series& s : series) {
-      store.Append(s.ref, now, s.counter ? std::floor(s.per_second * tick) : s.per_second);
-    }
-  };
-  for (int t = 0; t < absl::GetFlag(FLAGS_warmup); ++t) append_all(t);
-  const long rss1 = RssKb();
+  int padding = 0;
+  const std::vector<bench::PodSeries> series = bench::BuildPod(
+      store, hosts, absl::GetFlag(FLAGS_series_per_host) / bench::kNics, read, &padding);
 
-  // Playbooks: the shipped set, cloned under new names.
-  const std::string topo_path = WriteTopology(hosts, "/tmp/rules_bench_topology.yaml");
+  int second = 0;
+  auto append = [&] {
+    clock.Advance(absl::Seconds(1));
+    bench::AppendTick(store, series, clock.NowNanos(), second++);
+  };
+
+  const std::string topo_path =
+      bench::WriteTopology(hosts, absl::StrCat("/tmp/rules_bench_topology.", getpid(), ".yaml"));
   absl::StatusOr<Topology> topo = Topology::LoadFile(topo_path);
+  std::remove(topo_path.c_str());
   if (!topo.ok()) {
     std::fprintf(stderr, "topology: %s\n", std::string(topo.status().message()).c_str());
     return 1;
@@ -171,70 +135,100 @@ int Main() {
   FabricMap fabric(topology, &jobs);
   EventStore events(EventStore::Options{});
 
-  std::vector<Playbook> playbooks;
-  const int want = absl::GetFlag(FLAGS_playbooks);
-  for (int copy = 0; static_cast<int>(playbooks.size()) < want; ++copy) {
-    LoadResult r = LoadPlaybooks({absl::GetFlag(FLAGS_rules)});
-    if (!r.ok() || r.playbooks.empty()) {
-      for (const LoadProblem& p : r.problems) std::fprintf(stderr, "%s\n", p.ToString().c_str());
-      return 1;
-    }
-    for (Playbook& pb : r.playbooks) {
-      if (static_cast<int>(playbooks.size()) >= want) break;
-      if (copy > 0) {
-        pb.name = absl::StrCat(pb.name, "_copy", copy);
-        for (ExplainRule& e : pb.explains) {
-          for (std::string& s : e.playbooks) s = absl::StrCat(s, "_copy", copy);
-        }
-      }
-      playbooks.push_back(std::move(pb));
+  const size_t n_playbooks = playbooks->size();
+  Engine::Options options;
+  options.threads = absl::GetFlag(FLAGS_threads);
+  Engine engine(options, std::move(*playbooks), store, clock, Engine::Sources{&events, &fabric});
+
+  // Warm-up: fill the rings, evaluating now and then (the first evaluation is the cold one).
+  double cold_ms = -1;
+  const int every = std::max(1, absl::GetFlag(FLAGS_warmup_every));
+  for (int t = 0; t < warmup; ++t) {
+    append();
+    if ((t + 1) % every == 0 || t + 1 == warmup) {
+      const auto start = std::chrono::steady_clock::now();
+      engine.EvaluateOnce();
+      if (cold_ms < 0) cold_ms = Ms(start);
     }
   }
-  const size_t n_playbooks = playbooks.size();
-  Engine engine(Engine::Options{}, std::move(playbooks), store, clock,
-                Engine::Sources{&events, &fabric});
+  const long rss1 = RssKb();
 
   std::vector<double> ms;
   for (int t = 0; t < absl::GetFlag(FLAGS_ticks); ++t) {
-    append_all(absl::GetFlag(FLAGS_warmup) + t);
+    append();
     const auto start = std::chrono::steady_clock::now();
     engine.EvaluateOnce();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                           start)
-                     .count());
+    ms.push_back(Ms(start));
   }
-  // The first evaluation fills the selectors' caches; the steady state is the rest.
-  std::vector<double> sorted(ms.size() > 1 ? ms.begin() + 1 : ms.begin(), ms.end());
+  std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
-  size_t active = 0;
-  for (const v1::Diagnosis& d : engine.List()) active += d.state() != v1::DIAGNOSIS_STATE_RESOLVED;
-  std::printf("series: %zu\nplaybooks: %zu\nsamples per series: %d (retention)\n",
-              store.size(), n_playbooks, absl::GetFlag(FLAGS_retention));
-  std::printf("evaluation ms per tick after the first: median %.1f, p90 %.1f, max %.1f; "
-              "first (cold caches) %.1f\n",
-              sorted[sorted.size() / 2], sorted[sorted.size() * 9 / 10], sorted.back(), ms[0]);
+  size_t active = 0, firing = 0;
+  for (const v1::Diagnosis& d : engine.List()) {
+    active += d.state() != v1::DIAGNOSIS_STATE_RESOLVED;
+    firing += d.state() == v1::DIAGNOSIS_STATE_FIRING;
+  }
+  std::printf("series: %zu (%d hosts, %zu a NIC of which %d driver counters)\n", store.size(),
+              hosts, series.size() / hosts / bench::kNics, padding);
+  std::printf("playbooks: %zu\nthreads: %d\n", n_playbooks, engine.threads());
+  std::printf("samples per series: %d retained, %d appended before timing\n", retention,
+              warmup);
+  std::printf("evaluation ms per tick, %zu steady-state ticks: p50 %.1f, p90 %.1f, p99 %.1f, "
+              "max %.1f; first (cold caches) %.1f\n",
+              sorted.size(), Percentile(sorted, 0.5), Percentile(sorted, 0.9),
+              Percentile(sorted, 0.99), sorted.back(), cold_ms);
   std::printf("memory per series: %.0f bytes (RSS %ld -> %ld kB)\n",
               (rss1 - rss0) * 1024.0 / static_cast<double>(store.size()), rss0, rss1);
-  // Where the time goes: each distinct playbook's condition alone.
-  std::printf("per playbook (condition only, ms):");
-  for (const Playbook& pb : engine.playbooks()) {
-    if (pb.name.find("_copy") != std::string::npos) continue;
-    EvalContext ctx{store, &events, &fabric, clock.NowNanos()};
-    const auto start = std::chrono::steady_clock::now();
-    const size_t n = pb.condition->Evaluate(ctx).size();
-    std::printf(" %s %.1f (%zu)", pb.name.c_str(),
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                          start)
-                    .count(),
-                n);
+  if (absl::GetFlag(FLAGS_per_playbook)) {
+    // Where the time goes: each distinct playbook's condition alone.
+    std::printf("per playbook (condition only, ms):");
+    for (const Playbook& pb : engine.playbooks()) {
+      if (pb.name.find("_copy") != std::string::npos) continue;
+      EvalContext ctx{store, &events, &fabric, clock.NowNanos()};
+      const auto start = std::chrono::steady_clock::now();
+      const size_t n = pb.condition->Evaluate(ctx).size();
+      std::printf(" %s %.1f (%zu)", pb.name.c_str(), Ms(start), n);
+    }
+    std::printf("\n");
   }
-  std::printf("\n");
-  std::printf("active diagnoses: %zu\n", active);
+  std::printf("active diagnoses: %zu (%zu firing)\n", active, firing);
   for (const v1::Diagnosis& d : engine.List()) {
     if (d.state() != v1::DIAGNOSIS_STATE_RESOLVED) {
-      std::printf("  %s %s\n", d.playbook().c_str(), d.location().c_str());
+      std::printf("  %s %s %s\n", d.playbook().c_str(), d.location().c_str(),
+                  v1::DiagnosisState_Name(d.state()).c_str());
     }
   }
+  if (const int seconds = absl::GetFlag(FLAGS_ingest_seconds); seconds > 0) {
+    // The engine's thread, poked the way ingest pokes it; the clock moves a second a second.
+    const uint64_t before = engine.stats().evaluations;
+    engine.Start();
+    constexpr size_t kSlices = 1024;
+    const auto began_ingest = std::chrono::steady_clock::now();
+    for (int s = 0; s < seconds; ++s) {
+      clock.Advance(absl::Seconds(1));
+      const int64_t now = clock.NowNanos();
+      const auto second_start = std::chrono::steady_clock::now();
+      const size_t per_slice = (series.size() + kSlices - 1) / kSlices;
+      for (size_t k = 0; k < kSlices; ++k) {
+        const size_t from = std::min(series.size(), k * per_slice);
+        const size_t to = std::min(series.size(), from + per_slice);
+        bench::AppendTick(store, std::span(series).subspan(from, to - from), now, second);
+        engine.Poke();
+        std::this_thread::sleep_until(second_start +
+                                      std::chrono::microseconds(1'000'000 * (k + 1) / kSlices));
+      }
+      ++second;
+    }
+    engine.Stop();
+    const double wall = Ms(began_ingest) / 1000;
+    const double per_second = static_cast<double>(engine.stats().evaluations - before) / wall;
+    std::printf("under continuous ingest (%d s, 1,024 pokes a second): %.1f evaluations a "
+                "second, last took %.1f ms\n",
+                seconds, per_second, engine.stats().last_duration_seconds * 1000);
+    std::printf("FIGURE rules_evaluations_per_s_under_ingest %.1f 1/s\n", per_second);
+  }
+  std::printf("FIGURE rules_tick_p99_ms %.1f ms\n", Percentile(sorted, 0.99));
+  std::printf("FIGURE rules_tick_p50_ms %.1f ms\n", Percentile(sorted, 0.5));
+  std::printf("run time: %.0f s\n", Ms(began) / 1000);
   return 0;
 }
 

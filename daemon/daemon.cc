@@ -172,6 +172,7 @@ absl::Status Daemon::Start() {
   d.events = std::make_unique<EventStore>(EventStore::Options{options_.event_capacity});
   Engine::Options eo;
   eo.interval = options_.eval_interval;
+  eo.threads = options_.rule_threads;
   eo.gpu_hour_cost = options_.gpu_hour_cost;
   d.engine = std::make_unique<Engine>(eo, std::move(rules.playbooks), *d.store, clock_,
                                       Engine::Sources{d.events.get(), d.fabric.get()});

@@ -20,6 +20,8 @@ struct DaemonOptions {
   std::string tls_client_ca;
   std::vector<std::string> rules;  // files or directories
   absl::Duration eval_interval = absl::Seconds(1);
+  // Threads that evaluate playbooks' conditions; 0: the hardware's, at most 4.
+  int rule_threads = 0;
   size_t retention_samples = 600;
   absl::Duration stale_after = absl::Minutes(5);
   // Topology file (hosts, NICs, rails, switch links, jobs); empty: none.

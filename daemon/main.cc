@@ -23,6 +23,9 @@ ABSL_FLAG(std::string, rules, RAILWATCH_DEFAULT_RULES,
           "comma-separated playbook files or directories");
 ABSL_FLAG(absl::Duration, eval_interval, absl::Seconds(1),
           "how often every playbook is evaluated (they are also evaluated on new data)");
+ABSL_FLAG(int, rule_threads, 0,
+          "threads that evaluate playbooks' conditions each tick; 0: the machine's cores, at "
+          "most 4");
 ABSL_FLAG(int, retention, 600, "samples kept per series (600 = 10 minutes at 1 s)");
 ABSL_FLAG(absl::Duration, stale_after, absl::Minutes(5),
           "series without a sample for this long leave /metrics");
@@ -86,6 +89,7 @@ int main(int argc, char** argv) {
   options.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
   options.rules = absl::StrSplit(absl::GetFlag(FLAGS_rules), ',', absl::SkipEmpty());
   options.eval_interval = absl::GetFlag(FLAGS_eval_interval);
+  options.rule_threads = std::max(0, absl::GetFlag(FLAGS_rule_threads));
   options.retention_samples = static_cast<size_t>(std::max(2, absl::GetFlag(FLAGS_retention)));
   options.stale_after = absl::GetFlag(FLAGS_stale_after);
   options.ready_file = absl::GetFlag(FLAGS_ready_file);

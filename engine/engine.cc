@@ -88,6 +88,23 @@ Engine::Engine(Options options, std::vector<Playbook> playbooks, SeriesStore& st
   for (const Playbook& pb : playbooks_) {
     if (by_name.contains(pb.name) && by_name[pb.name] == &pb) place(&pb);
   }
+
+  int threads = options_.threads;
+  if (threads <= 0) {
+    threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 4);
+  }
+  pool_ = std::make_unique<WorkerPool>(std::min<int>(threads, std::max<size_t>(order_.size(), 1)));
+  schedule_.resize(order_.size());
+  for (size_t i = 0; i < order_.size(); ++i) schedule_[i] = i;
+  cost_seconds_.assign(order_.size(), 0);
+}
+
+int Engine::threads() const { return pool_->threads(); }
+
+absl::Duration Engine::PokeHoldOff(const Options& options, absl::Duration last_duration,
+                                   bool event) {
+  if (event) return options.min_interval;
+  return std::max(options.min_interval, last_duration * options.poke_hold_factor);
 }
 
 Engine::~Engine() { Stop(); }
@@ -112,31 +129,70 @@ void Engine::Poke() {
   poked_ = true;
 }
 
+bool Engine::EventsArrived() {
+  if (sources_.events == nullptr) return false;
+  const uint64_t appended = sources_.events->stats().appended;
+  const bool arrived = appended != events_seen_;
+  events_seen_ = appended;
+  return arrived;
+}
+
 void Engine::Run() {
   absl::Time next_tick = absl::Now();
+  absl::Time last_end = absl::InfinitePast();
+  absl::Duration last_duration = absl::ZeroDuration();
   while (true) {
     {
       absl::MutexLock lock(&wake_mu_);
+      // Until the tick, or until a poke's hold-off after the last evaluation has passed.
+      std::optional<absl::Time> poke_at;
       auto woken = [this]() ABSL_SHARED_LOCKS_REQUIRED(wake_mu_) { return poked_ || stopping_; };
-      wake_mu_.AwaitWithDeadline(absl::Condition(&woken), next_tick);
-      if (stopping_) return;
+      while (true) {
+        wake_mu_.AwaitWithDeadline(absl::Condition(&woken),
+                                   poke_at ? std::min(*poke_at, next_tick) : next_tick);
+        if (stopping_) return;
+        if (poked_) {
+          poked_ = false;
+          const absl::Time at =
+              last_end + PokeHoldOff(options_, last_duration, EventsArrived());
+          poke_at = poke_at ? std::min(*poke_at, at) : at;
+        }
+        const absl::Time now = absl::Now();
+        if (now >= next_tick || (poke_at && now >= *poke_at)) break;
+      }
       poked_ = false;
     }
+    const absl::Time start = absl::Now();
     EvaluateOnce();
-    next_tick = absl::Now() + options_.interval;
-    // Coalesce bursts of pokes (many agents reporting in the same instant).
-    absl::SleepFor(options_.min_interval);
+    last_end = absl::Now();
+    last_duration = last_end - start;
+    next_tick = last_end + options_.interval;
   }
 }
 
 void Engine::EvaluateOnce() {
+  absl::MutexLock eval_lock(&eval_mu_);
   const auto started = std::chrono::steady_clock::now();
   const int64_t now = clock_.NowNanos();
+  // Conditions read only the stores and the fabric map: in parallel, without the engine's
+  // lock (queries go on meanwhile).
+  std::vector<std::vector<Candidate>> candidates(order_.size());
+  pool_->ParallelFor(schedule_.size(), [&](size_t k) {
+    const size_t i = schedule_[k];
+    const auto t0 = std::chrono::steady_clock::now();
+    candidates[i] = Candidates(*order_[i], now);
+    cost_seconds_[i] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  });
+  std::stable_sort(schedule_.begin(), schedule_.end(),
+                   [&](size_t a, size_t b) { return cost_seconds_[a] > cost_seconds_[b]; });
   std::vector<std::pair<Transition, v1::Diagnosis>> transitions;
   std::vector<DiagnosisListener*> listeners;
   {
     absl::MutexLock lock(&mu_);
-    for (const Playbook* pb : order_) EvaluatePlaybook(*pb, now, transitions);
+    for (size_t i = 0; i < order_.size(); ++i) {
+      EvaluatePlaybook(*order_[i], now, std::move(candidates[i]), transitions);
+    }
     ++stats_.evaluations;
     stats_.last_duration_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -468,10 +524,11 @@ void Engine::Resolve(const std::string& full_key, int64_t now, const std::string
 }
 
 void Engine::EvaluatePlaybook(const Playbook& pb, int64_t now,
+                              std::vector<Candidate> candidates,
                               std::vector<std::pair<Transition, v1::Diagnosis>>& transitions) {
   const std::string prefix = pb.name + '\0';
   absl::flat_hash_set<std::string> seen;
-  for (Candidate& c : Candidates(pb, now)) {
+  for (Candidate& c : candidates) {
     std::string full_key = prefix + c.key;
     seen.insert(full_key);
     auto existing = active_.find(full_key);
@@ -546,6 +603,8 @@ void Engine::EvaluatePlaybook(const Playbook& pb, int64_t now,
     }
     gone.push_back(key);
   }
+  // In key order, not the map's: listeners see the same sequence from one run to the next.
+  std::sort(gone.begin(), gone.end());
   for (const std::string& key : gone) Resolve(key, now, "", transitions);
 }
 

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "common/clock.h"
 #include "engine/diagnosis_text.h"
 #include "engine/playbook.h"
+#include "engine/worker_pool.h"
 #include "store/event_store.h"
 #include "topology/fabric_map.h"
 #include "railwatch/v1/query.pb.h"
@@ -47,9 +49,17 @@ enum class Transition { kPending, kFiring, kResolved, kPendingCleared };
 // matching stays firing for `keep_firing_for` and then resolves. Playbooks that explain
 // others are evaluated first: a symptom related to an active cause (ExplainRule) is attached
 // to the cause as evidence and raises no diagnosis of its own; a symptom diagnosis already
-// firing when its cause appears resolves with explained_by set. Evaluation runs every
-// `interval` and, at most every `min_interval`, soon after new data for a series or event a
-// playbook reads (Poke).
+// firing when its cause appears resolves with explained_by set.
+//
+// Evaluation runs every `interval` and soon after new data for a series or event a playbook
+// reads (Poke): a poke that comes with a new event evaluates `min_interval` after the last
+// evaluation ended; one for series alone (under continuous ingest, every batch of every
+// agent) waits longer the longer the last evaluation took (PokeHoldOff), so that a large pod
+// is evaluated a few times a second, not twenty, and a small one as promptly as ever.
+//
+// Playbooks' conditions are evaluated in parallel on `threads` threads (each condition on one
+// thread at a time); what follows from them (pending, firing, explained, resolved) is applied
+// on one thread in the order above, so the result does not depend on `threads`.
 class Engine {
  public:
   struct Options {
@@ -62,6 +72,13 @@ class Engine {
     // Earlier incidents of the same playbook and key within this window are counted as
     // repeats (Diagnosis.previous_incidents).
     absl::Duration repeat_window = absl::Hours(24 * 7);
+    // A poke for series alone waits at least this many times the last evaluation's duration
+    // after it (never less than min_interval): evaluations that such pokes cause take at
+    // most 1 / (1 + factor) of the engine's time.
+    double poke_hold_factor = 4;
+    // Threads that evaluate conditions, the engine's own included; 0: the hardware's, at
+    // most 4.
+    int threads = 0;
   };
 
   // What the engine reads besides the series store; either may be null.
@@ -96,6 +113,15 @@ class Engine {
   };
   Stats stats() const;
 
+  // The threads conditions are evaluated on (Options::threads resolved).
+  int threads() const;
+
+  // How long after an evaluation that took `last_duration` a poke may start the next one:
+  // min_interval when an event came (`event`), else at least poke_hold_factor times
+  // last_duration.
+  static absl::Duration PokeHoldOff(const Options& options, absl::Duration last_duration,
+                                    bool event);
+
  private:
   // A symptom result folded into a cause.
   struct Symptom {
@@ -129,7 +155,9 @@ class Engine {
   };
 
   void Run();
-  void EvaluatePlaybook(const Playbook& pb, int64_t now,
+  // Events appended to the event store since the last call (a poke that came with one).
+  bool EventsArrived();
+  void EvaluatePlaybook(const Playbook& pb, int64_t now, std::vector<Candidate> candidates,
                         std::vector<std::pair<Transition, v1::Diagnosis>>& transitions)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<Candidate> Candidates(const Playbook& pb, int64_t now) const;
@@ -160,6 +188,14 @@ class Engine {
       causes_of_;
   absl::flat_hash_map<std::string, Runbook> runbooks_;  // by playbook name
 
+  // One evaluation at a time (tests and the engine's thread may both call EvaluateOnce).
+  absl::Mutex eval_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  std::unique_ptr<WorkerPool> pool_;
+  // order_ indices, the costliest condition of the last evaluation first (so that the long
+  // ones start first and the threads finish together), and each one's last cost.
+  std::vector<size_t> schedule_ ABSL_GUARDED_BY(eval_mu_);
+  std::vector<double> cost_seconds_ ABSL_GUARDED_BY(eval_mu_);
+
   mutable absl::Mutex mu_;
   // key: playbook + '\0' + group key
   absl::flat_hash_map<std::string, Active> active_ ABSL_GUARDED_BY(mu_);
@@ -172,6 +208,7 @@ class Engine {
   absl::Mutex wake_mu_;
   bool poked_ ABSL_GUARDED_BY(wake_mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(wake_mu_) = false;
+  uint64_t events_seen_ = 0;  // the engine's thread only
   std::thread thread_;
 };
 

@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "support/ttar.h"
+#include "unit/engine_test_topology.h"
 
 namespace railwatch {
 namespace {
@@ -22,29 +23,7 @@ class Recorder final : public DiagnosisListener {
   std::vector<v1::Diagnosis> fired, resolved;
 };
 
-// Two leaves, one spine, three hosts with one NIC each; hosts 1 and 2 on leaf-a (a job), host
-// 3 on leaf-b.
-constexpr char kTopology[] = R"y(
-switches:
-  - name: leaf-a
-    role: leaf
-    links:
-      - {port: up0, peer: spine-0, peer_port: p0}
-  - name: leaf-b
-    role: leaf
-    links:
-      - {port: up0, peer: spine-0, peer_port: p1}
-  - {name: spine-0, role: spine}
-hosts:
-  - name: h1
-    nics: [{device: mlx5_0, netdev: eth0, rail: 0, switch: leaf-a, port: p1}]
-  - name: h2
-    nics: [{device: mlx5_0, netdev: eth0, rail: 0, switch: leaf-a, port: p2}]
-  - name: h3
-    nics: [{device: mlx5_0, netdev: eth0, rail: 0, switch: leaf-b, port: p1}]
-jobs:
-  - {name: train-a, hosts: [h1, h2], gpus_per_host: 8}
-)y";
+using testing_topology::kTwoLeaves;
 
 std::string Culprit(const v1::Diagnosis& d, const std::string& name) {
   for (const v1::Label& l : d.culprit()) {
@@ -64,7 +43,7 @@ std::vector<v1::Diagnosis> Active(const Engine& e, const std::string& playbook) 
 class CorrelationTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    absl::StatusOr<Topology> t = Topology::LoadString(kTopology, "topo.yaml");
+    absl::StatusOr<Topology> t = Topology::LoadString(kTwoLeaves, "topo.yaml");
     ASSERT_TRUE(t.ok()) << t.status();
     topology_ = std::make_shared<const Topology>(std::move(*t));
     jobs_.SetStatic(topology_->jobs());
