@@ -7,6 +7,9 @@
 
 namespace railwatch {
 
+using store_internal::kChunkSamples;
+using store_internal::ValueChunk;
+
 SeriesStore::SeriesStore(Options options) : options_(options) {
   if (options_.capacity < 2) options_ = Options{.capacity = 2};
   // The high half tells stores apart, so a cache keyed by generation never mistakes a new
@@ -16,44 +19,43 @@ SeriesStore::SeriesStore(Options options) : options_(options) {
                     std::memory_order_release);
 }
 
-const Sample& SeriesStore::Series::At(size_t i) const {
-  // No '%': a 64-bit division costs more than the rest of a short window.
-  const size_t cap = ring.size();
-  const size_t oldest = head >= count ? head - count : head + cap - count;
-  const size_t p = oldest + i;
-  return ring[p >= cap ? p - cap : p];
+SeriesStore::~SeriesStore() {
+  absl::MutexLock lock(&mu_);
+  for (Series& s : series_) {
+    for (ValueChunk& c : s.chunks) store_internal::FreeChunk(arena_, c);
+  }
 }
 
 std::pair<size_t, size_t> SeriesStore::Series::WindowOf(int64_t from, int64_t to) const {
   // Samples are in time order. Windows are usually a few samples at the newest end, so walk
   // back from it, and binary-search when the window is long.
   size_t end = count;
-  while (end > 0 && At(end - 1).time_unix_nano > to) --end;
+  while (end > 0 && TimeAt(end - 1) > to) --end;
   constexpr size_t kWalk = 8;
   size_t first = end;
-  while (first > 0 && end - first < kWalk && At(first - 1).time_unix_nano >= from) --first;
-  if (first > 0 && end - first == kWalk && At(first - 1).time_unix_nano >= from) {
+  while (first > 0 && end - first < kWalk && TimeAt(first - 1) >= from) --first;
+  if (first > 0 && end - first == kWalk && TimeAt(first - 1) >= from) {
     size_t lo = 0, hi = first - 1;  // the answer is in [lo, hi]
     // Samples usually come at a steady interval: guess the place from the interval of the
     // samples just walked (already read), then check the guess and its neighbour before
     // searching.
-    const int64_t t_hi = At(hi).time_unix_nano, t_end = At(end - 1).time_unix_nano;
+    const int64_t t_hi = TimeAt(hi), t_end = TimeAt(end - 1);
     const size_t steps = end - 1 - hi;
     if (t_end > t_hi && steps > 0) {
       const double interval = static_cast<double>(t_end - t_hi) / static_cast<double>(steps);
       const double back = std::ceil(static_cast<double>(t_hi - from) / interval);
       if (back >= 0 && back <= static_cast<double>(hi)) {
         const size_t guess = hi - static_cast<size_t>(back);
-        if (At(guess).time_unix_nano >= from) {
-          if (guess == 0 || At(guess - 1).time_unix_nano < from) return {guess, end};
-        } else if (guess < hi && At(guess + 1).time_unix_nano >= from) {
+        if (TimeAt(guess) >= from) {
+          if (guess == 0 || TimeAt(guess - 1) < from) return {guess, end};
+        } else if (guess < hi && TimeAt(guess + 1) >= from) {
           return {guess + 1, end};
         }
       }
     }
     while (lo < hi) {
       const size_t mid = lo + (hi - lo) / 2;
-      if (At(mid).time_unix_nano >= from) {
+      if (TimeAt(mid) >= from) {
         hi = mid;
       } else {
         lo = mid + 1;
@@ -75,25 +77,30 @@ std::optional<CounterWindow> SeriesStore::Series::IncreaseIn(int64_t from, int64
   if (end - first < 2) return std::nullopt;
   CounterWindow w;
   w.samples = end - first;
-  w.first_time = At(first).time_unix_nano;
-  w.last_time = At(end - 1).time_unix_nano;
+  w.first_time = TimeAt(first);
+  w.last_time = TimeAt(end - 1);
   // The usual window never goes down: its per-step increases add up to last - first.
+  const double first_value = At(first).value;
+  const double last_value = end == count ? this->last_value : At(end - 1).value;
   bool monotonic = last_decrease <= w.first_time;
   if (!monotonic) {  // a decrease since the window's start, perhaps after it: look
     monotonic = true;
+    double prev = first_value;
     for (size_t i = first + 1; i < end && monotonic; ++i) {
-      monotonic = At(i).value >= At(i - 1).value;
+      const double cur = At(i).value;
+      monotonic = cur >= prev;
+      prev = cur;
     }
   }
   if (monotonic) {
-    w.increase = static_cast<double>(static_cast<uint64_t>(At(end - 1).value) -
-                                     static_cast<uint64_t>(At(first).value));
+    w.increase = static_cast<double>(static_cast<uint64_t>(last_value) -
+                                     static_cast<uint64_t>(first_value));
     return w;
   }
-  uint64_t prev = static_cast<uint64_t>(At(first).value);
+  uint64_t prev = static_cast<uint64_t>(first_value);
   for (size_t i = first + 1; i < end; ++i) {
     const auto cur = static_cast<uint64_t>(At(i).value);
-    CounterStep step = CounterDelta(prev, cur, meta.width_bits);
+    CounterStep step = CounterDelta(prev, cur, width_bits);
     w.increase += static_cast<double>(step.delta);
     w.resets += step.reset;
     w.wraps += step.wrapped;
@@ -102,23 +109,43 @@ std::optional<CounterWindow> SeriesStore::Series::IncreaseIn(int64_t from, int64
   return w;
 }
 
+uint32_t SeriesStore::InternLabelsLocked(const Labels& labels) {
+  std::vector<uint32_t>& ids = label_ids_[SeriesFingerprint({}, labels)];
+  for (uint32_t id : ids) {
+    if (label_sets_[id] == labels) return id;
+  }
+  const auto id = static_cast<uint32_t>(label_sets_.size());
+  label_sets_.push_back(labels);
+  ids.push_back(id);
+  return id;
+}
+
 SeriesRef SeriesStore::Intern(std::string_view name, const Labels& labels, MetricKind kind,
                               uint32_t width_bits, std::string_view help) {
-  const uint64_t fp = SeriesFingerprint(name, labels);
   absl::MutexLock lock(&mu_);
-  auto& candidates = by_fingerprint_[fp];
-  for (SeriesRef ref : candidates) {
-    const SeriesMeta& m = series_[ref].meta;
-    if (m.name == name && m.labels == labels) return ref;
+  auto [name_it, new_name] =
+      name_ids_.try_emplace(AsAbsl(name), static_cast<uint32_t>(names_.size()));
+  if (new_name) {
+    NameEntry& e = names_.emplace_back();
+    e.name = std::string(name);
+    e.watched = watched_names_.contains(AsAbsl(name));
   }
+  const uint32_t name_id = name_it->second;
+  NameEntry& entry = names_[name_id];
+  if (entry.help.empty() && !help.empty()) entry.help = std::string(help);
+  const uint32_t labels_id = InternLabelsLocked(labels);
+  auto [it, inserted] = by_key_.try_emplace(uint64_t{name_id} << 32 | labels_id, 0);
+  if (!inserted) return it->second;
   const SeriesRef ref = static_cast<SeriesRef>(series_.size());
+  it->second = ref;
   Series& s = series_.emplace_back();
   by_ref_.push_back(&s);
-  s.meta = SeriesMeta{std::string(name), labels, kind, width_bits, std::string(help)};
-  s.watched = watched_names_.contains(AsAbsl(name));
-  s.ring.resize(options_.capacity);
-  candidates.push_back(ref);
-  by_name_[s.meta.name].push_back(ref);
+  s.name_id = name_id;
+  s.labels_id = labels_id;
+  s.kind = kind;
+  s.width_bits = static_cast<uint8_t>(std::min<uint32_t>(width_bits, 64));
+  s.watched = entry.watched;
+  entry.refs.push_back(ref);
   generation_.fetch_add(1, std::memory_order_release);
   return ref;
 }
@@ -136,24 +163,40 @@ bool SeriesStore::AppendMany(std::span<const PendingSample> samples) {
 }
 
 bool SeriesStore::AppendLocked(SeriesRef ref, int64_t t, double value) {
-  Series& s = series_[ref];
+  Series& s = *by_ref_[ref];
   if (s.count > 0) {
-    const Sample& last = s.ring[(s.head + s.ring.size() - 1) % s.ring.size()];
-    if (t <= last.time_unix_nano) {
+    if (t <= s.last_time) {
       ++stats_.samples_out_of_order;
       return false;
     }
-    if (value < last.value) s.last_decrease = t;
-    if (s.meta.kind == MetricKind::kCounter && value < last.value &&
-        CounterDelta(static_cast<uint64_t>(last.value), static_cast<uint64_t>(value),
-                     s.meta.width_bits)
-            .reset) {
-      ++stats_.counter_resets;
+    if (value < s.last_value) {
+      s.last_decrease = t;
+      if (s.kind == MetricKind::kCounter &&
+          CounterDelta(static_cast<uint64_t>(s.last_value), static_cast<uint64_t>(value),
+                       s.width_bits)
+              .reset) {
+        ++stats_.counter_resets;
+      }
     }
   }
-  s.ring[s.head] = Sample{t, value};
-  s.head = (s.head + 1) % s.ring.size();
-  s.count = std::min(s.count + 1, s.ring.size());
+  store_internal::TimeBlock* prev = nullptr;
+  if (s.chunks.empty() || s.open_n == kChunkSamples) {
+    if (!s.chunks.empty()) prev = s.chunks.back().times;
+    s.chunks.push_back(ValueChunk{});
+    s.open_n = 0;
+  }
+  ValueChunk& c = s.chunks.back();
+  store_internal::AppendTime(arena_, c, s.open_n, t, prev);
+  store_internal::AppendValue(arena_, c, s.open_n, value);
+  ++s.open_n;
+  s.last_time = t;
+  s.last_value = value;
+  if (s.count < options_.capacity) ++s.count;
+  // The oldest chunk goes once all its samples are past retention.
+  if (s.chunks.size() > 1 && s.skip() >= kChunkSamples) {
+    store_internal::FreeChunk(arena_, s.chunks.front());
+    s.chunks.erase(s.chunks.begin());
+  }
   ++stats_.samples_appended;
   return s.watched;
 }
@@ -161,17 +204,18 @@ bool SeriesStore::AppendLocked(SeriesRef ref, int64_t t, double value) {
 void SeriesStore::Watch(const absl::flat_hash_set<std::string>& names) {
   absl::MutexLock lock(&mu_);
   watched_names_ = names;
-  for (Series& s : series_) s.watched = watched_names_.contains(s.meta.name);
+  for (NameEntry& e : names_) e.watched = watched_names_.contains(e.name);
+  for (Series& s : series_) s.watched = names_[s.name_id].watched;
 }
 
 std::vector<SeriesRef> SeriesStore::Select(std::string_view name,
                                            const std::vector<LabelMatcher>& matchers) const {
   absl::ReaderMutexLock lock(&mu_);
   std::vector<SeriesRef> out;
-  auto it = by_name_.find(AsAbsl(name));
-  if (it == by_name_.end()) return out;
-  for (SeriesRef ref : it->second) {
-    const Labels& labels = series_[ref].meta.labels;
+  auto it = name_ids_.find(AsAbsl(name));
+  if (it == name_ids_.end()) return out;
+  for (SeriesRef ref : names_[it->second].refs) {
+    const Labels& labels = label_sets_[series_[ref].labels_id];
     bool match = std::all_of(matchers.begin(), matchers.end(), [&](const LabelMatcher& m) {
       const std::string* v = FindLabel(labels, m.name);
       const std::string_view actual = v ? std::string_view(*v) : std::string_view();
@@ -184,14 +228,16 @@ std::vector<SeriesRef> SeriesStore::Select(std::string_view name,
 
 SeriesMeta SeriesStore::Meta(SeriesRef ref) const {
   absl::ReaderMutexLock lock(&mu_);
-  return series_[ref].meta;
+  const Series& s = series_[ref];
+  const NameEntry& e = names_[s.name_id];
+  return SeriesMeta{e.name, label_sets_[s.labels_id], s.kind, s.width_bits, e.help};
 }
 
 std::optional<Sample> SeriesStore::Latest(SeriesRef ref) const {
   absl::ReaderMutexLock lock(&mu_);
   const Series& s = series_[ref];
   if (s.count == 0) return std::nullopt;
-  return s.ring[(s.head + s.ring.size() - 1) % s.ring.size()];
+  return Sample{s.last_time, s.last_value};
 }
 
 std::vector<Sample> SeriesStore::Range(SeriesRef ref, int64_t from, int64_t to) const {
@@ -218,32 +264,40 @@ std::optional<double> SeriesStore::Rate(SeriesRef ref, int64_t from, int64_t to)
   return RateOf(Increase(ref, from, to));
 }
 
-// Calls fn(i, series) for each of refs, prefetching ahead: a series and its ring are apart in
-// memory and each is a cache (and often TLB) miss, so fetching the next ones while this one is
-// computed keeps several misses in flight. Two stages: the Series (for its ring pointer), then
-// the ring's newest samples.
+// Calls fn(i, series) for each of refs, prefetching ahead: a series, its chunks and their
+// samples are apart in memory and each is a cache (and often TLB) miss, so fetching the next
+// ones while this one is computed keeps several misses in flight. Four stages, each a few
+// series apart: the series' entry in by_ref_ (refs of one name are far apart when each host
+// interns many names), the series (its chunk pointer, count and newest sample), its open
+// chunk's descriptor, then the newest times and values of that chunk (a time block is
+// usually shared by many series, so it is often cached already).
 template <typename Fn>
 void SeriesStore::ForEachRefLocked(std::span<const SeriesRef> refs, Fn&& fn) const {
-  // Three stages, each a dozen series apart: the series' entry in by_ref_ (refs of one name
-  // are far apart when each host interns many names), then the series (its ring pointer and
-  // position, which may straddle two cache lines), then the newest samples of its ring.
-  constexpr size_t kAhead = 12;
+  constexpr size_t kAhead = 8;
   const size_t n = refs.size();
   for (size_t i = 0; i < n; ++i) {
-    if (i + 3 * kAhead < n) __builtin_prefetch(&by_ref_[refs[i + 3 * kAhead]]);
+    if (i + 4 * kAhead < n) __builtin_prefetch(&by_ref_[refs[i + 4 * kAhead]]);
+    if (i + 3 * kAhead < n) {
+      const Series* later = by_ref_[refs[i + 3 * kAhead]];
+      __builtin_prefetch(later);
+      __builtin_prefetch(reinterpret_cast<const char*>(later) + 63);
+    }
     if (i + 2 * kAhead < n) {
-      const Series* later = by_ref_[refs[i + 2 * kAhead]];
-      __builtin_prefetch(&later->ring);
-      __builtin_prefetch(&later->count);
+      const Series& s = *by_ref_[refs[i + 2 * kAhead]];
+      if (!s.chunks.empty()) __builtin_prefetch(&s.chunks.back());
     }
     if (i + kAhead < n) {
-      const Series& next = *by_ref_[refs[i + kAhead]];
-      const Sample* newest =
-          next.ring.data() + (next.head == 0 ? next.ring.size() - 1 : next.head - 1);
-      // A window of a few samples before the newest: up to three lines.
-      __builtin_prefetch(newest);
-      __builtin_prefetch(reinterpret_cast<const char*>(newest) - 64);
-      __builtin_prefetch(reinterpret_cast<const char*>(newest) - 128);
+      const Series& s = *by_ref_[refs[i + kAhead]];
+      if (!s.chunks.empty()) {
+        const ValueChunk& c = s.chunks.back();
+        const int64_t* newest = c.times->t + (s.open_n - 1);
+        __builtin_prefetch(newest);
+        __builtin_prefetch(reinterpret_cast<const char*>(newest) - 64);
+        if (c.payload != nullptr) {
+          __builtin_prefetch(c.payload);
+          __builtin_prefetch(reinterpret_cast<const char*>(c.payload) + 64);
+        }
+      }
     }
     fn(i, *by_ref_[refs[i]]);
   }
@@ -253,10 +307,12 @@ size_t SeriesStore::ForEachSeriesNamed(
     std::string_view name, size_t skip,
     absl::FunctionRef<void(SeriesRef, const Labels&)> fn) const {
   absl::ReaderMutexLock lock(&mu_);
-  auto it = by_name_.find(AsAbsl(name));
-  if (it == by_name_.end()) return 0;
-  const std::vector<SeriesRef>& refs = it->second;
-  for (size_t i = skip; i < refs.size(); ++i) fn(refs[i], series_[refs[i]].meta.labels);
+  auto it = name_ids_.find(AsAbsl(name));
+  if (it == name_ids_.end()) return 0;
+  const std::vector<SeriesRef>& refs = names_[it->second].refs;
+  for (size_t i = skip; i < refs.size(); ++i) {
+    fn(refs[i], label_sets_[series_[refs[i]].labels_id]);
+  }
   return refs.size();
 }
 
@@ -268,7 +324,7 @@ void SeriesStore::LatestMany(std::span<const SeriesRef> refs,
     if (s.count == 0) {
       out[i].reset();
     } else {
-      out[i] = s.ring[s.head == 0 ? s.ring.size() - 1 : s.head - 1];
+      out[i] = Sample{s.last_time, s.last_value};
     }
   });
 }
@@ -331,12 +387,45 @@ void SeriesStore::WindowMany(WindowFunction fn, std::span<const SeriesRef> refs,
 
 void SeriesStore::ForEachLatest(
     const std::function<void(SeriesRef, const SeriesMeta&, const Sample&)>& fn) const {
+  SeriesMeta meta;  // reused: its strings keep their capacity
+  ForEachLatestView([&](SeriesRef ref, const SeriesView& v, const Sample& sample) {
+    meta.name.assign(v.name);
+    meta.labels = v.labels;
+    meta.kind = v.kind;
+    meta.width_bits = v.width_bits;
+    meta.help.assign(v.help);
+    fn(ref, meta, sample);
+  });
+}
+
+void SeriesStore::ForEachLatestView(
+    absl::FunctionRef<void(SeriesRef, const SeriesView&, const Sample&)> fn) const {
   absl::ReaderMutexLock lock(&mu_);
   for (size_t i = 0; i < series_.size(); ++i) {
     const Series& s = series_[i];
     if (s.count == 0) continue;
-    fn(static_cast<SeriesRef>(i), s.meta, s.ring[(s.head + s.ring.size() - 1) % s.ring.size()]);
+    const NameEntry& e = names_[s.name_id];
+    fn(static_cast<SeriesRef>(i), SeriesView{e.name, label_sets_[s.labels_id], s.kind, s.width_bits, e.help},
+       Sample{s.last_time, s.last_value});
   }
+}
+
+size_t SeriesStore::MemoryBytes() const {
+  absl::ReaderMutexLock lock(&mu_);
+  size_t bytes = static_cast<size_t>(arena_.bytes) + series_.size() * sizeof(Series) +
+                 by_ref_.capacity() * sizeof(Series*) +
+                 by_key_.capacity() * (sizeof(std::pair<uint64_t, SeriesRef>) + 1);
+  for (const Series& s : series_) bytes += s.chunks.capacity() * sizeof(ValueChunk);
+  for (const NameEntry& e : names_) {
+    bytes += sizeof(NameEntry) + e.name.capacity() + e.help.capacity() +
+             e.refs.capacity() * sizeof(SeriesRef);
+  }
+  bytes += name_ids_.capacity() * (sizeof(std::pair<std::string, uint32_t>) + 1);
+  for (const Labels& l : label_sets_) {
+    bytes += sizeof(Labels) + l.capacity() * sizeof(Label);
+    for (const Label& x : l) bytes += x.name.capacity() + x.value.capacity();
+  }
+  return bytes;
 }
 
 size_t SeriesStore::size() const {

@@ -19,6 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/labels.h"
 #include "common/vocabulary.h"
+#include "store/sample_chunk.h"
 
 namespace railwatch {
 
@@ -55,7 +56,8 @@ struct LabelMatcher {
   bool negate = false;
 };
 
-// In-memory time series with a fixed ring of recent samples per series.
+// In-memory time series keeping the last `capacity` samples of each series, compressed
+// (docs/STORE.md).
 //
 // Thread-safe: many writers (ingest streams) and readers (rules engine, exporter, queries).
 // Counters keep their raw readings; rate and increase are computed per step with
@@ -74,6 +76,9 @@ class SeriesStore {
   };
 
   explicit SeriesStore(Options options);
+  ~SeriesStore();
+  SeriesStore(const SeriesStore&) = delete;
+  SeriesStore& operator=(const SeriesStore&) = delete;
 
   // Returns the series for (name, labels), creating it on first sight. Labels must be
   // normalised (sorted). A later Intern with another kind keeps the first.
@@ -147,21 +152,64 @@ class SeriesStore {
   void ForEachLatest(
       const std::function<void(SeriesRef, const SeriesMeta&, const Sample&)>& fn) const;
 
+  // What ForEachLatestView hands out: views into the store, valid during the callback (the
+  // labels for the life of the store).
+  struct SeriesView {
+    std::string_view name;
+    const Labels& labels;
+    MetricKind kind;
+    uint32_t width_bits;
+    std::string_view help;
+  };
+  // ForEachLatest without building a SeriesMeta (no copies) per series. fn must not call
+  // back into the store.
+  void ForEachLatestView(
+      absl::FunctionRef<void(SeriesRef, const SeriesView&, const Sample&)> fn) const;
+
   size_t size() const;
   Stats stats() const;
+  // Bytes the store holds: samples (chunks, time blocks), series records, names, label sets
+  // and indexes (allocator overhead not counted).
+  size_t MemoryBytes() const;
 
  private:
+  static constexpr SeriesRef kNoRef = std::numeric_limits<SeriesRef>::max();
+
+  // One series: a few ids and its chunks (docs/STORE.md). Name, help and label set are
+  // interned, shared by every series that has them.
   struct Series {
-    SeriesMeta meta;
-    bool watched = false;
-    std::vector<Sample> ring;  // capacity slots, allocated once
-    size_t head = 0;           // next slot to write
-    size_t count = 0;
+    // Oldest first; the last is the open one (open_n samples), the others hold
+    // kChunkSamples. The first `skip()` samples of the oldest are past retention.
+    std::vector<store_internal::ValueChunk> chunks;
+    int64_t last_time = 0;
+    double last_value = 0;
     // Time of the newest sample lower than the one before it: a counter window that starts
     // at or after it never went down, and its increase is last - first without a scan.
     int64_t last_decrease = std::numeric_limits<int64_t>::min();
+    uint32_t count = 0;   // retained samples
+    uint32_t open_n = 0;  // samples in chunks.back()
+    uint32_t name_id = 0;
+    uint32_t labels_id = 0;
+    MetricKind kind = MetricKind::kGauge;
+    uint8_t width_bits = 0;
+    bool watched = false;
+
+    uint32_t skip() const {
+      return static_cast<uint32_t>(chunks.size() - 1) * store_internal::kChunkSamples + open_n -
+             count;
+    }
     // The i-th retained sample, 0 the oldest.
-    const Sample& At(size_t i) const;
+    int64_t TimeAt(size_t i) const {
+      const size_t g = skip() + i;
+      return chunks[g >> store_internal::kChunkLog]
+          .times->t[g & (store_internal::kChunkSamples - 1)];
+    }
+    Sample At(size_t i) const {
+      const size_t g = skip() + i;
+      const store_internal::ValueChunk& c = chunks[g >> store_internal::kChunkLog];
+      const uint32_t j = g & (store_internal::kChunkSamples - 1);
+      return Sample{c.times->t[j], store_internal::ChunkValue(c, j)};
+    }
     // [first, end) in At() indices of the samples with from <= time <= to.
     std::pair<size_t, size_t> WindowOf(int64_t from, int64_t to) const;
     template <typename Fn>
@@ -169,8 +217,16 @@ class SeriesStore {
     std::optional<CounterWindow> IncreaseIn(int64_t from, int64_t to) const;
   };
 
+  struct NameEntry {
+    std::string name;
+    std::string help;
+    std::vector<SeriesRef> refs;  // interning order
+    bool watched = false;
+  };
+
   bool AppendLocked(SeriesRef ref, int64_t time_unix_nano, double value)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  uint32_t InternLabelsLocked(const Labels& labels) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   template <typename Fn>
   void ForEachRefLocked(std::span<const SeriesRef> refs, Fn&& fn) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
@@ -181,9 +237,15 @@ class SeriesStore {
   // &series_[ref], contiguous: the batch reads prefetch through it (a deque's own index
   // cannot be prefetched without reading it).
   std::vector<Series*> by_ref_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<uint64_t, std::vector<SeriesRef>> by_fingerprint_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, std::vector<SeriesRef>> by_name_ ABSL_GUARDED_BY(mu_);
+  // (name id << 32 | labels id) -> series.
+  absl::flat_hash_map<uint64_t, SeriesRef> by_key_ ABSL_GUARDED_BY(mu_);
+  std::deque<NameEntry> names_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, uint32_t> name_ids_ ABSL_GUARDED_BY(mu_);
+  // Label sets never move: ForEachSeriesNamed's references stay valid.
+  std::deque<Labels> label_sets_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint64_t, std::vector<uint32_t>> label_ids_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> watched_names_ ABSL_GUARDED_BY(mu_);
+  store_internal::ChunkArena arena_ ABSL_GUARDED_BY(mu_);
   Stats stats_ ABSL_GUARDED_BY(mu_);
   std::atomic<uint64_t> generation_{0};
 };
