@@ -1,14 +1,19 @@
 #include "daemon/ingest_service.h"
 
-#include <map>
-
+#include <algorithm>
+#include <bit>
 #include <cctype>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "common/version.h"
 #include "common/logging.h"
+#include "common/version.h"
+#include "daemon/stream_series_map.h"
+#include "google/protobuf/arena.h"
 
 namespace railwatch {
 namespace {
@@ -26,7 +31,8 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1:
   IngestReactor(grpc::CallbackServerContext* ctx, IngestService::Deps& deps)
       : deps_(deps), peer_(ctx->peer()) {
     deps_.metrics.streams_opened.Increment();
-    StartRead(&in_);
+    NewInput();
+    StartRead(in_);
   }
 
   void OnReadDone(bool ok) override {
@@ -41,7 +47,8 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1:
       FinishOnce(status);
       return;
     }
-    StartRead(&in_);
+    NewInput();
+    StartRead(in_);
   }
 
   void OnWriteDone(bool ok) override {
@@ -65,10 +72,34 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1:
   }
 
  private:
+  // Points at an empty message for the next read, on an arena of its own. Parsing into a
+  // reused heap message would still free and allocate the batch and each of its points on
+  // every read (Clear of a oneof deletes the sub-message); on an arena a batch costs a block or
+  // two, sized after the stream's last batch, handed back at once. A new arena for every
+  // message rather than Reset: the read is parsed on whichever gRPC thread completes it, and an
+  // arena's first block would only serve the thread that reset it.
+  void NewInput() {
+    constexpr size_t kMinBlock = 4 << 10, kMaxBlock = 1 << 20;
+    if (arena_) {
+      // A stream's first batch also carries every series definition: not the size to expect.
+      const bool definitions = in_->has_batch() && in_->batch().definitions_size() > 0;
+      if (!definitions) {
+        const size_t used = arena_->SpaceUsed();
+        block_size_ = std::clamp<size_t>(std::bit_ceil(used + used / 8), kMinBlock, kMaxBlock);
+      }
+      arena_.reset();
+    }
+    google::protobuf::ArenaOptions options;
+    options.start_block_size = block_size_;
+    options.max_block_size = kMaxBlock;
+    arena_.emplace(options);
+    in_ = google::protobuf::Arena::CreateMessage<v1::AgentMessage>(&*arena_);
+  }
+
   grpc::Status Handle() {
-    switch (in_.message_case()) {
-      case v1::AgentMessage::kHello: return HandleHello(in_.hello());
-      case v1::AgentMessage::kBatch: return HandleBatch(in_.batch());
+    switch (in_->message_case()) {
+      case v1::AgentMessage::kHello: return HandleHello(in_->hello());
+      case v1::AgentMessage::kBatch: return HandleBatch(in_->batch());
       default:
         deps_.metrics.ingest_errors.Add({{"reason", "empty_message"}}).Increment();
         return {grpc::StatusCode::INVALID_ARGUMENT, "message carries neither hello nor batch"};
@@ -122,25 +153,29 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1:
       NormalizeLabels(labels);
       const MetricKind kind = def.kind() == v1::SERIES_KIND_COUNTER ? MetricKind::kCounter
                                                                      : MetricKind::kGauge;
-      local_to_ref_[def.id()] =
-          deps_.store.Intern(def.name(), labels, kind, def.width_bits(), def.help());
+      series_.Define(def.id(),
+                     deps_.store.Intern(def.name(), labels, kind, def.width_bits(), def.help()));
     }
-    bool watched = false;
+    // The batch's samples go to the store under one lock. The buffer is the thread's: it keeps
+    // its capacity from batch to batch, so a steady stream allocates nothing per sample.
+    thread_local std::vector<SeriesStore::PendingSample> pending;
+    pending.clear();
     int64_t newest = 0;
-    uint64_t stored = 0, unknown = 0;
+    uint64_t unknown = 0;
     for (const v1::Point& p : batch.points()) {
-      auto it = local_to_ref_.find(p.series_id());
-      if (it == local_to_ref_.end()) {
+      const std::optional<SeriesRef> ref = series_.Find(p.series_id());
+      if (!ref) {
         ++unknown;
         continue;
       }
       const double value = p.value_case() == v1::Point::kCounter
                                ? static_cast<double>(p.counter())
                                : p.gauge();
-      watched |= deps_.store.Append(it->second, p.time_unix_nano(), value);
+      pending.push_back({*ref, p.time_unix_nano(), value});
       newest = std::max(newest, p.time_unix_nano());
-      ++stored;
     }
+    bool watched = !pending.empty() && deps_.store.AppendMany(pending);
+    const uint64_t stored = pending.size();
     if (unknown > 0) {
       deps_.metrics.ingest_errors.Add({{"reason", "unknown_series"}})
           .Increment(static_cast<double>(unknown));
@@ -169,7 +204,7 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1:
     }
     last_sequence_ = batch.sequence();
     deps_.agents.BatchStored(agent_id_, last_sequence_, stored,
-                             static_cast<uint32_t>(local_to_ref_.size()), newest,
+                             static_cast<uint32_t>(series_.size()), newest,
                              deps_.clock.NowNanos());
     if (watched && deps_.on_watched_update) deps_.on_watched_update();
     QueueAck(last_sequence_);
@@ -222,14 +257,16 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1:
 
   IngestService::Deps& deps_;
   const std::string peer_;
-  v1::AgentMessage in_;
+  size_t block_size_ = 4 << 10;  // of in_'s arena
+  std::optional<google::protobuf::Arena> arena_;
+  v1::AgentMessage* in_ = nullptr;  // on arena_
   // Reads are sequential (one outstanding), so the state below is touched by one thread at a
   // time; mu_ guards what the write path shares.
   bool hello_seen_ = false;
   std::string agent_id_;
   uint64_t instance_id_ = 0;
   uint64_t last_sequence_ = 0;
-  absl::flat_hash_map<uint32_t, SeriesRef> local_to_ref_;
+  StreamSeriesMap series_;
 
   absl::Mutex mu_;
   v1::DaemonMessage out_ ABSL_GUARDED_BY(mu_);
