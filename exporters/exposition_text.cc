@@ -87,8 +87,7 @@ char* WriteSampleLine(char* out, std::string_view name, const Labels& labels, do
   return out;
 }
 
-void AppendSampleLine(std::string& out, std::string_view name, const Labels& labels,
-                      double value) {
+void AppendSampleLine(std::string& out, std::string_view name, const Labels& labels, double value) {
   AppendWritten(out, SampleLineBound(name, labels),
                 [&](char* p) { return WriteSampleLine(p, name, labels, value); });
 }

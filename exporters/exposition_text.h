@@ -18,8 +18,7 @@ void AppendSampleValue(std::string& out, double value);
 void AppendEscapedLabelValue(std::string& out, std::string_view value);
 
 // name{a="1",b="2"} value\n (just `name value` without labels).
-void AppendSampleLine(std::string& out, std::string_view name, const Labels& labels,
-                      double value);
+void AppendSampleLine(std::string& out, std::string_view name, const Labels& labels, double value);
 
 // The same line written at `out`, which has room for SampleLineBound(name, labels) bytes;
 // returns the end of what was written. For a buffer that grows without zero-filling.

@@ -110,12 +110,12 @@ MetricsServer::MetricsServer() : registry_(std::make_shared<prometheus::Registry
                   .Help("Number of times metrics were scraped")
                   .Register(*registry_)
                   .Add({});
-  request_latencies_ = &prometheus::BuildSummary()
-                            .Name("exposer_request_latencies")
-                            .Help("Latencies of serving scrape requests, in microseconds")
-                            .Register(*registry_)
-                            .Add({}, prometheus::Summary::Quantiles{
-                                         {0.5, 0.05}, {0.9, 0.01}, {0.99, 0.001}});
+  request_latencies_ =
+      &prometheus::BuildSummary()
+           .Name("exposer_request_latencies")
+           .Help("Latencies of serving scrape requests, in microseconds")
+           .Register(*registry_)
+           .Add({}, prometheus::Summary::Quantiles{{0.5, 0.05}, {0.9, 0.01}, {0.99, 0.001}});
   parts_.push_back({registry_, nullptr});
 }
 
@@ -124,11 +124,11 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::s
   std::unique_ptr<MetricsServer> server(new MetricsServer());
   server->handler_ = std::make_unique<Handler>(*server);
   try {
-    server->server_ = std::make_unique<CivetServer>(std::vector<std::string>{
-        "listening_ports", listen, "num_threads", absl::StrCat(threads)});
+    server->server_ = std::make_unique<CivetServer>(
+        std::vector<std::string>{"listening_ports", listen, "num_threads", absl::StrCat(threads)});
   } catch (const std::exception& e) {
-    return absl::UnavailableError(absl::StrCat("cannot serve /metrics on ", listen, ": ",
-                                               e.what()));
+    return absl::UnavailableError(
+        absl::StrCat("cannot serve /metrics on ", listen, ": ", e.what()));
   }
   server->server_->addHandler("/metrics", server->handler_.get());
   return server;

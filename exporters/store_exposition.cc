@@ -49,8 +49,8 @@ void StoreExposition::AppendExposition(std::string& out) {
   store_.ForEachLatest([&](SeriesRef ref, const SeriesMeta& meta, const Sample& sample) {
     if (sample.time_unix_nano < oldest) return;
     LineBuffer& lines = families_[FamilyOf(ref, meta)].lines;
-    lines.Commit(WriteSampleLine(lines.Reserve(SampleLineBound(meta.name, meta.labels)),
-                                 meta.name, meta.labels, sample.value));
+    lines.Commit(WriteSampleLine(lines.Reserve(SampleLineBound(meta.name, meta.labels)), meta.name,
+                                 meta.labels, sample.value));
   });
   for (uint32_t i : name_order_) {
     const Family& family = families_[i];

@@ -61,8 +61,8 @@ class StoreExposition final : public ExpositionSource {
   const Clock& clock_;
   absl::Duration stale_after_;
   absl::Mutex mu_;
-  std::vector<Family> families_ ABSL_GUARDED_BY(mu_);       // in order of first sight
-  std::vector<uint32_t> name_order_ ABSL_GUARDED_BY(mu_);   // indices into families_, by name
+  std::vector<Family> families_ ABSL_GUARDED_BY(mu_);      // in order of first sight
+  std::vector<uint32_t> name_order_ ABSL_GUARDED_BY(mu_);  // indices into families_, by name
   absl::flat_hash_map<std::string, uint32_t> by_name_ ABSL_GUARDED_BY(mu_);
   std::vector<uint32_t> family_of_ref_ ABSL_GUARDED_BY(mu_);  // kUnknown until first sight
 };

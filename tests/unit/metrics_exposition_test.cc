@@ -34,12 +34,28 @@ std::string Render(StoreExposition& exposition) {
 }
 
 TEST(MetricsExpositionText, ValuesAreFormattedAsPrometheusCppFormatsThem) {
-  const std::vector<double> values = {
-      0.0, -0.0, 1, -1, 1.5, 0.1, 1e-7, 2.5e-300, 1.0 / 3, 42e6, 999999999999999.0,
-      1e15, 1234567890123456.0, 9007199254740993.0, 18446744073709551615.0, 1e20, -3e21,
-      std::numeric_limits<double>::max(), std::numeric_limits<double>::denorm_min(),
-      std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
-      -std::numeric_limits<double>::infinity()};
+  const std::vector<double> values = {0.0,
+                                      -0.0,
+                                      1,
+                                      -1,
+                                      1.5,
+                                      0.1,
+                                      1e-7,
+                                      2.5e-300,
+                                      1.0 / 3,
+                                      42e6,
+                                      999999999999999.0,
+                                      1e15,
+                                      1234567890123456.0,
+                                      9007199254740993.0,
+                                      18446744073709551615.0,
+                                      1e20,
+                                      -3e21,
+                                      std::numeric_limits<double>::max(),
+                                      std::numeric_limits<double>::denorm_min(),
+                                      std::numeric_limits<double>::quiet_NaN(),
+                                      std::numeric_limits<double>::infinity(),
+                                      -std::numeric_limits<double>::infinity()};
   prometheus::MetricFamily family{"v", "", prometheus::MetricType::Gauge, {}};
   std::string ours;
   AppendFamilyHeader(ours, "v", "", "gauge");
@@ -82,13 +98,13 @@ TEST_F(MetricsStoreExpositionTest, SameBytesAsTheMetricFamilyPath) {
   Add("fabric_rdma_port_receive_bytes_total", {{"host", "h1"}, {"device", "mlx5_0"}},
       MetricKind::kCounter, 123456789012.0);
   Add("zz_custom_gauge", {{"host", "h\"1\\\n"}}, MetricKind::kGauge, 0.25);
-  Add("fabric_pfc_pause_frames_total",
-      {{"host", "h1"}, {"priority", "3"}, {"direction", "rx"}}, MetricKind::kCounter, 7);
+  Add("fabric_pfc_pause_frames_total", {{"host", "h1"}, {"priority", "3"}, {"direction", "rx"}},
+      MetricKind::kCounter, 7);
   Add("fabric_rdma_port_receive_bytes_total", {{"host", "h0"}, {"device", "mlx5_1"}},
       MetricKind::kCounter, 5);
   Add("a_no_labels", {}, MetricKind::kGauge, -1.5);
-  Add("fabric_pfc_pause_frames_total",
-      {{"host", "h1"}, {"priority", "3"}, {"direction", "tx"}}, MetricKind::kCounter, 1e18);
+  Add("fabric_pfc_pause_frames_total", {{"host", "h1"}, {"priority", "3"}, {"direction", "tx"}},
+      MetricKind::kCounter, 1e18);
   const std::string ours = Render(exposition_);
   EXPECT_EQ(ours, ViaPrometheusCpp(reference_));
   // Families in name order; canonical help from the vocabulary, the agent's otherwise.
@@ -124,7 +140,7 @@ TEST_F(MetricsStoreExpositionTest, LaterScrapesFollowNewValuesNewSeriesAndNewFam
 
   clock_.Advance(absl::Seconds(1));
   store_.Append(a, clock_.NowNanos(), 2);
-  Add("m_a", {{"host", "h3"}}, MetricKind::kGauge, 9);         // a family sorting first
+  Add("m_a", {{"host", "h3"}}, MetricKind::kGauge, 9);          // a family sorting first
   Add("m_b_total", {{"host", "h0"}}, MetricKind::kCounter, 4);  // interned last, listed last
   Add("m_c", {}, MetricKind::kGauge, 1);
   const std::string second = Render(exposition_);

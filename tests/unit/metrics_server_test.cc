@@ -1,12 +1,13 @@
 // exporters/metrics_server.h over real HTTP on loopback: what a scrape returns, gzip when asked,
 // the exposer_* families prometheus-cpp's Exposer served, and a listen address it cannot use.
 
+#include "exporters/metrics_server.h"
+
 #include <zlib.h>
 
 #include <memory>
 #include <string>
 
-#include "exporters/metrics_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prometheus/gauge.h"
@@ -17,9 +18,9 @@ namespace railwatch {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::HttpGet;
 using ::testing::Not;
 using ::testing::StartsWith;
-using testing::HttpGet;
 
 class FixedText final : public ExpositionSource {
  public:
