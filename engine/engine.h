@@ -75,7 +75,7 @@ class Engine {
     // A poke for series alone waits at least this many times the last evaluation's duration
     // after it (never less than min_interval): evaluations that such pokes cause take at
     // most 1 / (1 + factor) of the engine's time.
-    double poke_hold_factor = 4;
+    double poke_hold_factor = 8;
     // Threads that evaluate conditions, the engine's own included; 0: the hardware's, at
     // most 4.
     int threads = 0;
