@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -84,39 +85,44 @@ std::vector<Shape> HostShapes() {
   return nic;
 }
 
+Shape ShapeOf(const std::string& kind, int i) {
+  static const std::vector<Shape> host = HostShapes();
+  if (kind == "busy") return Shape::kBytes;
+  if (kind == "gauge") return Shape::kGauge;
+  if (kind == "host_mix") return host[i % 125];
+  return Shape::kConstant;
+}
+
 void RunKind(const std::string& kind, int series, int samples) {
   std::mt19937_64 rng(1);
-  const long rss_before = RssKb();
-  SeriesStore store(SeriesStore::Options{.capacity = static_cast<size_t>(samples)});
-  std::vector<Generated> all;
-  all.reserve(series);
-  const std::vector<Shape> host = HostShapes();
+  // The bench's own tables first, so that the RSS growth below is the store's alone.
+  std::vector<Generated> all(series);
+  std::vector<std::vector<size_t>> by_collector(2 * (series / 1000 + 1));
+  size_t largest = 0;
   for (int i = 0; i < series; ++i) {
-    Shape shape = Shape::kConstant;
-    if (kind == "busy") shape = Shape::kBytes;
-    if (kind == "gauge") shape = Shape::kGauge;
-    const int h = i / 1000, nic = i % 1000 / 125, k = i % 125;
-    if (kind == "host_mix") shape = host[k];
-    Labels labels = {{"device", "mlx5_" + std::to_string(nic)},
-                     {"host", "gpu-node-" + std::to_string(h)},
-                     {"port", "1"}};
-    const MetricKind mk =
-        shape == Shape::kGauge || shape == Shape::kIntGauge ? MetricKind::kGauge
-                                                            : MetricKind::kCounter;
     // Half a NIC's series from sysfs, half from ethtool: two collectors, two times.
-    const int collector = h * 2 + (k % 2);
-    const double start = shape == Shape::kIntGauge ? 100000 : shape == Shape::kGauge ? 50.5 : 0;
-    all.push_back({store.Intern("fabric_series_" + std::to_string(k), labels, mk, 64),
-                   shape, collector, start});
-  }
-  // One batch per collector a second, as agents send them.
-  std::vector<std::vector<size_t>> by_collector;
-  for (size_t i = 0; i < all.size(); ++i) {
-    const auto c = static_cast<size_t>(all[i].collector);
-    if (by_collector.size() <= c) by_collector.resize(c + 1);
-    by_collector[c].push_back(i);
+    const int collector = i / 1000 * 2 + (i % 125 % 2);
+    by_collector[collector].push_back(i);
+    largest = std::max(largest, by_collector[collector].size());
+    const Shape shape = ShapeOf(kind, i);
+    all[i] = {0, shape, collector,
+              shape == Shape::kIntGauge ? 100000 : shape == Shape::kGauge ? 50.5 : 0};
   }
   std::vector<SeriesStore::PendingSample> batch;
+  batch.reserve(largest);
+  const long rss_before = RssKb();
+  SeriesStore store(SeriesStore::Options{.capacity = static_cast<size_t>(samples)});
+  for (int i = 0; i < series; ++i) {
+    const int h = i / 1000, nic = i % 1000 / 125, k = i % 125;
+    const Labels labels = {{"device", "mlx5_" + std::to_string(nic)},
+                           {"host", "gpu-node-" + std::to_string(h)},
+                           {"port", "1"}};
+    const MetricKind mk = all[i].shape == Shape::kGauge || all[i].shape == Shape::kIntGauge
+                              ? MetricKind::kGauge
+                              : MetricKind::kCounter;
+    all[i].ref = store.Intern("fabric_series_" + std::to_string(k), labels, mk, 64);
+  }
+  // One batch per collector a second, as agents send them.
   std::chrono::nanoseconds append_time{0};
   const int64_t t0 = 1'700'000'000 * kSec;
   for (int s = 0; s < samples; ++s) {

@@ -180,6 +180,11 @@ bool SeriesStore::AppendLocked(SeriesRef ref, int64_t t, double value) {
     }
   }
   store_internal::TimeBlock* prev = nullptr;
+  if (s.chunks.empty()) {
+    // The most chunks retention needs (the open one and those with retained samples): one
+    // allocation, never regrown.
+    s.chunks.reserve((options_.capacity + kChunkSamples - 2) / kChunkSamples + 1);
+  }
   if (s.chunks.empty() || s.open_n == kChunkSamples) {
     if (!s.chunks.empty()) prev = s.chunks.back().times;
     s.chunks.push_back(ValueChunk{});
