@@ -183,12 +183,12 @@ int Main() {
   std::printf("series: %zu (%d hosts, %zu a NIC of which %d driver counters)\n", store.size(),
               hosts, series.size() / hosts / bench::kNics, padding);
   std::printf("playbooks: %zu\nthreads: %d\n", n_playbooks, engine.threads());
-  std::printf("samples per series: %d retained, %d appended before timing\n", retention,
-              warmup);
-  std::printf("evaluation ms per tick, %zu steady-state ticks: p50 %.1f, p90 %.1f, p99 %.1f, "
-              "max %.1f; first (cold caches) %.1f\n",
-              sorted.size(), Percentile(sorted, 0.5), Percentile(sorted, 0.9),
-              Percentile(sorted, 0.99), sorted.back(), cold_ms);
+  std::printf("samples per series: %d retained, %d appended before timing\n", retention, warmup);
+  std::printf(
+      "evaluation ms per tick, %zu steady-state ticks: p50 %.1f, p90 %.1f, p99 %.1f, "
+      "max %.1f; first (cold caches) %.1f\n",
+      sorted.size(), Percentile(sorted, 0.5), Percentile(sorted, 0.9), Percentile(sorted, 0.99),
+      sorted.back(), cold_ms);
   std::printf("CPU ms per tick (all threads): p50 %.1f, p99 %.1f\n", Percentile(cpu_ms, 0.5),
               Percentile(cpu_ms, 0.99));
   std::printf("memory per series: %.0f bytes (RSS %ld -> %ld kB)\n",
@@ -236,9 +236,10 @@ int Main() {
     engine.Stop();
     const double wall = Ms(began_ingest) / 1000;
     const double per_second = static_cast<double>(engine.stats().evaluations - before) / wall;
-    std::printf("under continuous ingest (%d s, 1,024 pokes a second): %.1f evaluations a "
-                "second, last took %.1f ms\n",
-                seconds, per_second, engine.stats().last_duration_seconds * 1000);
+    std::printf(
+        "under continuous ingest (%d s, 1,024 pokes a second): %.1f evaluations a "
+        "second, last took %.1f ms\n",
+        seconds, per_second, engine.stats().last_duration_seconds * 1000);
     std::printf("FIGURE rules_evaluations_per_s_under_ingest %.1f 1/s\n", per_second);
   }
   std::printf("FIGURE rules_tick_p99_ms %.1f ms\n", Percentile(sorted, 0.99));

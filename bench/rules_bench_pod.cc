@@ -111,8 +111,8 @@ std::vector<Shape> Mlx5Shapes(size_t per_nic, const std::vector<std::string>& re
     absl::flat_hash_set<std::pair<bool, std::string>> shapes;  // (per priority, direction)
     for (const EthtoolSource& e : m.ethtool) {
       if (e.driver != "mlx5_core" || e.stat.find("{queue}") != std::string_view::npos) continue;
-      shapes.insert({e.stat.find("{priority}") != std::string_view::npos,
-                     std::string(e.direction)});
+      shapes.insert(
+          {e.stat.find("{priority}") != std::string_view::npos, std::string(e.direction)});
     }
     if (!m.netdev_sysfs.empty()) shapes.insert({false, ""});
     std::vector<std::pair<bool, std::string>> sorted(shapes.begin(), shapes.end());
@@ -140,8 +140,8 @@ std::vector<PodSeries> BuildPod(SeriesStore& store, int hosts, int per_nic,
   const std::vector<Shape> shapes =
       per_nic > 0 ? Mlx5Shapes(static_cast<size_t>(per_nic), read) : LegacyShapes();
   if (padding != nullptr) {
-    *padding = static_cast<int>(
-        std::count_if(shapes.begin(), shapes.end(), [](const Shape& s) { return !s.counter.empty(); }));
+    *padding = static_cast<int>(std::count_if(shapes.begin(), shapes.end(),
+                                              [](const Shape& s) { return !s.counter.empty(); }));
   }
   std::vector<PodSeries> series;
   series.reserve(static_cast<size_t>(hosts) * kNics * shapes.size());
@@ -162,16 +162,15 @@ std::vector<PodSeries> BuildPod(SeriesStore& store, int hosts, int per_nic,
         if (!s.counter.empty()) l.push_back({"counter", s.counter});
         NormalizeLabels(l);
         const bool counter = s.metric->kind == MetricKind::kCounter;
-        series.push_back({store.Intern(s.metric->name, l, s.metric->kind), Slope(s, h, n),
-                          counter});
+        series.push_back(
+            {store.Intern(s.metric->name, l, s.metric->kind), Slope(s, h, n), counter});
       }
     }
   }
   return series;
 }
 
-void AppendTick(SeriesStore& store, std::span<const PodSeries> series, int64_t now,
-                int tick) {
+void AppendTick(SeriesStore& store, std::span<const PodSeries> series, int64_t now, int tick) {
   constexpr size_t kBatch = 8192;
   std::vector<SeriesStore::PendingSample> batch;
   batch.reserve(kBatch);

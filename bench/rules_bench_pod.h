@@ -36,7 +36,6 @@ std::vector<PodSeries> BuildPod(SeriesStore& store, int hosts, int per_nic,
                                 const std::vector<std::string>& read, int* padding);
 
 // Appends one sample per series at `now` (second number `tick`), in batches.
-void AppendTick(SeriesStore& store, std::span<const PodSeries> series, int64_t now,
-                int tick);
+void AppendTick(SeriesStore& store, std::span<const PodSeries> series, int64_t now, int tick);
 
 }  // namespace railwatch::bench
