@@ -19,20 +19,21 @@ char* StoreExposition::LineBuffer::Reserve(size_t n) {
   return data_.get() + size_;
 }
 
-uint32_t StoreExposition::FamilyOf(SeriesRef ref, const SeriesMeta& meta) {
+uint32_t StoreExposition::FamilyOf(SeriesRef ref, const SeriesStore::SeriesView& series) {
   if (ref < family_of_ref_.size() && family_of_ref_[ref] != kUnknown) return family_of_ref_[ref];
   // First sight of this series: find or make its family (the only allocations of a scrape,
   // and only for series new since the last one).
-  auto [it, inserted] = by_name_.try_emplace(meta.name, static_cast<uint32_t>(families_.size()));
-  if (inserted) {
+  auto it = by_name_.find(AsAbsl(series.name));
+  if (it == by_name_.end()) {
+    it = by_name_.emplace(std::string(series.name), static_cast<uint32_t>(families_.size())).first;
     Family& family = families_.emplace_back();
-    family.name = meta.name;
-    const std::string_view help = MetricHelp(meta.name);
-    AppendFamilyHeader(family.header, meta.name, help.empty() ? meta.help : help,
-                       meta.kind == MetricKind::kCounter ? "counter" : "gauge");
+    family.name = std::string(series.name);
+    const std::string_view help = MetricHelp(series.name);
+    AppendFamilyHeader(family.header, series.name, help.empty() ? series.help : help,
+                       series.kind == MetricKind::kCounter ? "counter" : "gauge");
     const auto pos = std::lower_bound(
-        name_order_.begin(), name_order_.end(), meta.name,
-        [&](uint32_t i, const std::string& name) { return families_[i].name < name; });
+        name_order_.begin(), name_order_.end(), series.name,
+        [&](uint32_t i, std::string_view name) { return families_[i].name < name; });
     name_order_.insert(pos, it->second);
   }
   if (ref >= family_of_ref_.size()) {
@@ -46,12 +47,13 @@ void StoreExposition::AppendExposition(std::string& out) {
   absl::MutexLock lock(&mu_);
   for (Family& family : families_) family.lines.clear();  // keeps the capacity
   const int64_t oldest = clock_.NowNanos() - absl::ToInt64Nanoseconds(stale_after_);
-  store_.ForEachLatest([&](SeriesRef ref, const SeriesMeta& meta, const Sample& sample) {
-    if (sample.time_unix_nano < oldest) return;
-    LineBuffer& lines = families_[FamilyOf(ref, meta)].lines;
-    lines.Commit(WriteSampleLine(lines.Reserve(SampleLineBound(meta.name, meta.labels)), meta.name,
-                                 meta.labels, sample.value));
-  });
+  store_.ForEachLatestView(
+      [&](SeriesRef ref, const SeriesStore::SeriesView& series, const Sample& sample) {
+        if (sample.time_unix_nano < oldest) return;
+        LineBuffer& lines = families_[FamilyOf(ref, series)].lines;
+        lines.Commit(WriteSampleLine(lines.Reserve(SampleLineBound(series.name, series.labels)),
+                                     series.name, series.labels, sample.value));
+      });
   for (uint32_t i : name_order_) {
     const Family& family = families_[i];
     if (family.lines.view().empty()) continue;

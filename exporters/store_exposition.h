@@ -55,7 +55,8 @@ class StoreExposition final : public ExpositionSource {
   };
   static constexpr uint32_t kUnknown = UINT32_MAX;
 
-  uint32_t FamilyOf(SeriesRef ref, const SeriesMeta& meta) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  uint32_t FamilyOf(SeriesRef ref, const SeriesStore::SeriesView& series)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const SeriesStore& store_;
   const Clock& clock_;
