@@ -15,25 +15,29 @@ uint32_t CapacityFor(uint32_t n) {
 }
 uint32_t WidthOf(const uint64_t* p) { return static_cast<uint32_t>(p[0] & 127); }
 uint32_t CapacityOf(const uint64_t* p) { return static_cast<uint32_t>(p[0] >> 8); }
+constexpr size_t kHeaderWords = 3;
 size_t PayloadWords(uint32_t capacity, uint32_t width) {
-  return 2 + (uint64_t{capacity} * width + 63) / 64;
+  return kHeaderWords + (uint64_t{capacity} * width + 63) / 64;
 }
 
 uint64_t* NewPayload(ChunkArena& arena, uint32_t capacity, uint32_t width, bool raw,
-                     uint64_t slope) {
+                     uint64_t slope, uint64_t base) {
   const size_t words = PayloadWords(capacity, width);
   auto* p = new uint64_t[words]();
   p[0] = width | (raw ? kRawBit : 0) | (uint64_t{capacity} << 8);
   p[1] = slope;
+  p[2] = base;
   arena.bytes += static_cast<int64_t>(words * 8);
   return p;
 }
 
-void FreePayload(ChunkArena& arena, uint64_t*& p) {
-  if (p == nullptr) return;
-  arena.bytes -= static_cast<int64_t>(PayloadWords(CapacityOf(p), WidthOf(p)) * 8);
-  delete[] p;
-  p = nullptr;
+// Frees the chunk's payload, leaving it constant at `base`.
+void FreePayload(ChunkArena& arena, ValueChunk& c, int64_t base) {
+  if (uint64_t* p = c.payload()) {
+    arena.bytes -= static_cast<int64_t>(PayloadWords(CapacityOf(p), WidthOf(p)) * 8);
+    delete[] p;
+  }
+  c.set_constant(base);
 }
 
 void WriteBits(uint64_t* words, uint32_t j, uint32_t width, uint64_t v) {
@@ -62,11 +66,12 @@ void RepackRaw(ChunkArena& arena, ValueChunk& c, uint32_t j, double last) {
   double values[kChunkSamples];
   for (uint32_t i = 0; i < j; ++i) values[i] = ChunkValue(c, i);
   values[j] = last;
-  uint64_t* p = NewPayload(arena, CapacityFor(j + 1), 64, true, 0);
-  for (uint32_t i = 0; i <= j; ++i) WriteBits(p + 2, i, 64, std::bit_cast<uint64_t>(values[i]));
-  FreePayload(arena, c.payload);
-  c.payload = p;
-  c.base = 0;
+  uint64_t* p = NewPayload(arena, CapacityFor(j + 1), 64, true, 0, 0);
+  for (uint32_t i = 0; i <= j; ++i) {
+    WriteBits(p + kHeaderWords, i, 64, std::bit_cast<uint64_t>(values[i]));
+  }
+  FreePayload(arena, c, 0);
+  c.set_payload(p);
 }
 
 // Rewrites the chunk's j integer values plus `last` with the slope of first to last and the
@@ -87,24 +92,24 @@ void RepackInteger(ChunkArena& arena, ValueChunk& c, uint32_t j, int64_t last) {
     values[i] = Zigzag(values[i] - base - slope * i);
     width = std::max<uint32_t>(width, std::bit_width(values[i]));
   }
-  FreePayload(arena, c.payload);
-  c.base = static_cast<int64_t>(base);
+  FreePayload(arena, c, static_cast<int64_t>(base));
   if (width == 0 && slope == 0) return;  // constant: no payload
-  uint64_t* p = NewPayload(arena, CapacityFor(j + 1), width, false, slope);
-  for (uint32_t i = 0; i <= j; ++i) WriteBits(p + 2, i, width, values[i]);
-  c.payload = p;
+  uint64_t* p = NewPayload(arena, CapacityFor(j + 1), width, false, slope, base);
+  for (uint32_t i = 0; i <= j; ++i) WriteBits(p + kHeaderWords, i, width, values[i]);
+  c.set_payload(p);
 }
 
 // Makes room for the j-th value at the chunk's width.
 void EnsureCapacity(ChunkArena& arena, ValueChunk& c, uint32_t j) {
-  uint64_t* old = c.payload;
+  const uint64_t* old = c.payload();
   if (j < CapacityOf(old)) return;
   const uint32_t width = WidthOf(old);
   const uint32_t capacity = CapacityFor(j + 1);
-  uint64_t* p = NewPayload(arena, capacity, width, (old[0] & kRawBit) != 0, old[1]);
-  std::memcpy(p + 2, old + 2, (PayloadWords(CapacityOf(old), width) - 2) * 8);
-  FreePayload(arena, c.payload);
-  c.payload = p;
+  uint64_t* p = NewPayload(arena, capacity, width, (old[0] & kRawBit) != 0, old[1], old[2]);
+  std::memcpy(p + kHeaderWords, old + kHeaderWords,
+              (PayloadWords(CapacityOf(old), width) - kHeaderWords) * 8);
+  FreePayload(arena, c, 0);
+  c.set_payload(p);
 }
 
 }  // namespace
@@ -123,9 +128,9 @@ void ReleaseBlock(ChunkArena& arena, TimeBlock* block) {
 }
 
 void FreeChunk(ChunkArena& arena, ValueChunk& chunk) {
-  FreePayload(arena, chunk.payload);
-  ReleaseBlock(arena, chunk.times);
-  chunk.times = nullptr;
+  FreePayload(arena, chunk, 0);
+  ReleaseBlock(arena, chunk.times());
+  chunk.set_times(nullptr);
 }
 
 void AppendTime(ChunkArena& arena, ValueChunk& c, uint32_t j, int64_t t, TimeBlock* prev) {
@@ -135,7 +140,7 @@ void AppendTime(ChunkArena& arena, ValueChunk& c, uint32_t j, int64_t t, TimeBlo
     for (TimeBlock* b : candidates) {
       if (b != nullptr && b->n >= 1 && b->t[0] == t) {
         ++b->refs;
-        c.times = b;
+        c.set_times(b);
         return;
       }
     }
@@ -143,7 +148,7 @@ void AppendTime(ChunkArena& arena, ValueChunk& c, uint32_t j, int64_t t, TimeBlo
     arena.bytes += static_cast<int64_t>(sizeof(TimeBlock));
     b->t[0] = t;
     b->n = 1;
-    c.times = b;
+    c.set_times(b);
     if (prev != nullptr && prev->next == nullptr) {
       prev->next = b;
       ++b->refs;
@@ -153,7 +158,7 @@ void AppendTime(ChunkArena& arena, ValueChunk& c, uint32_t j, int64_t t, TimeBlo
     ++b->refs;
     return;
   }
-  TimeBlock* b = c.times;
+  TimeBlock* b = c.times();
   if (b->n == j) {  // this series is the furthest along: extend the block
     b->t[b->n++] = t;
     return;
@@ -171,43 +176,42 @@ void AppendTime(ChunkArena& arena, ValueChunk& c, uint32_t j, int64_t t, TimeBlo
   copy->t[j] = t;
   copy->n = j + 1;
   ReleaseBlock(arena, b);
-  c.times = copy;
+  c.set_times(copy);
 }
 
 void AppendValue(ChunkArena& arena, ValueChunk& c, uint32_t j, double value) {
   int64_t iv = 0;
   const bool integer = AsInteger(value, iv);
   if (j == 0) {
-    FreePayload(arena, c.payload);
-    c.base = 0;
-    if (integer) {
-      c.base = iv;
-    } else {
-      c.payload = NewPayload(arena, kMinCapacity, 64, true, 0);
-      WriteBits(c.payload + 2, 0, 64, std::bit_cast<uint64_t>(value));
+    FreePayload(arena, c, integer ? iv : 0);
+    if (!integer) {
+      uint64_t* p = NewPayload(arena, kMinCapacity, 64, true, 0, 0);
+      WriteBits(p + kHeaderWords, 0, 64, std::bit_cast<uint64_t>(value));
+      c.set_payload(p);
     }
     return;
   }
-  if (c.payload != nullptr && (c.payload[0] & kRawBit)) {
+  const uint64_t* p = c.payload();
+  if (p != nullptr && (p[0] & kRawBit)) {
     EnsureCapacity(arena, c, j);
-    WriteBits(c.payload + 2, j, 64, std::bit_cast<uint64_t>(value));
+    WriteBits(c.payload() + kHeaderWords, j, 64, std::bit_cast<uint64_t>(value));
     return;
   }
   if (!integer) {
     RepackRaw(arena, c, j, value);
     return;
   }
-  const uint64_t slope = c.payload != nullptr ? c.payload[1] : 0;
-  const uint32_t width = c.payload != nullptr ? WidthOf(c.payload) : 0;
+  const uint64_t slope = p != nullptr ? p[1] : 0;
+  const uint32_t width = p != nullptr ? WidthOf(p) : 0;
   const uint64_t zz =
-      Zigzag(static_cast<uint64_t>(iv) - static_cast<uint64_t>(c.base) - slope * j);
+      Zigzag(static_cast<uint64_t>(iv) - static_cast<uint64_t>(c.base()) - slope * j);
   if (static_cast<uint32_t>(std::bit_width(zz)) > width) {
     RepackInteger(arena, c, j, iv);
     return;
   }
   if (width == 0) return;  // on the line: nothing to write
   EnsureCapacity(arena, c, j);
-  WriteBits(c.payload + 2, j, width, zz);
+  WriteBits(c.payload() + kHeaderWords, j, width, zz);
 }
 
 }  // namespace railwatch::store_internal

@@ -36,13 +36,34 @@ struct ChunkArena {
   ~ChunkArena();
 };
 
-// Up to kChunkSamples consecutive samples of one series.
-struct ValueChunk {
-  TimeBlock* times = nullptr;
-  // Null: every value is `base` (an integer). Else [0] header (width | raw << 7 | capacity
-  // in samples << 8), [1] slope, [2...] the packed values.
-  uint64_t* payload = nullptr;
-  int64_t base = 0;
+// Up to kChunkSamples consecutive samples of one series, in 16 bytes: the time block (its low
+// bit set when `word_` is a payload) and either the value of a constant chunk or its payload:
+// [0] header (width | raw << 7 | capacity in samples << 8), [1] slope, [2] base, [3...] the
+// packed values.
+class ValueChunk {
+ public:
+  TimeBlock* times() const { return reinterpret_cast<TimeBlock*>(times_ & ~uintptr_t{1}); }
+  void set_times(TimeBlock* b) { times_ = reinterpret_cast<uintptr_t>(b) | (times_ & 1); }
+  bool has_payload() const { return (times_ & 1) != 0; }
+  // Null when every value is base() (an integer).
+  uint64_t* payload() const {
+    return has_payload() ? reinterpret_cast<uint64_t*>(word_) : nullptr;
+  }
+  int64_t base() const {
+    return static_cast<int64_t>(has_payload() ? payload()[2] : word_);
+  }
+  void set_constant(int64_t base) {
+    times_ &= ~uintptr_t{1};
+    word_ = static_cast<uint64_t>(base);
+  }
+  void set_payload(uint64_t* p) {
+    times_ |= 1;
+    word_ = reinterpret_cast<uintptr_t>(p);
+  }
+
+ private:
+  uintptr_t times_ = 0;
+  uint64_t word_ = 0;
 };
 
 void ReleaseBlock(ChunkArena& arena, TimeBlock* block);
@@ -65,12 +86,13 @@ inline uint64_t ReadBits(const uint64_t* words, uint32_t j, uint32_t width) {
 }
 
 inline double ChunkValue(const ValueChunk& c, uint32_t j) {
-  if (c.payload == nullptr) return static_cast<double>(c.base);
-  const uint64_t header = c.payload[0];
-  const uint64_t bits = ReadBits(c.payload + 2, j, header & 127);
+  const uint64_t* p = c.payload();
+  if (p == nullptr) return static_cast<double>(c.base());
+  const uint64_t header = p[0];
+  const uint64_t bits = ReadBits(p + 3, j, header & 127);
   if (header & 128) return std::bit_cast<double>(bits);
   const uint64_t residual = (bits >> 1) ^ (~(bits & 1) + 1);  // zigzag decode
-  const uint64_t v = static_cast<uint64_t>(c.base) + c.payload[1] * j + residual;
+  const uint64_t v = p[2] + p[1] * j + residual;
   return static_cast<double>(static_cast<int64_t>(v));
 }
 

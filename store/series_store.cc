@@ -186,7 +186,7 @@ bool SeriesStore::AppendLocked(SeriesRef ref, int64_t t, double value) {
     s.chunks.reserve((options_.capacity + kChunkSamples - 2) / kChunkSamples + 1);
   }
   if (s.chunks.empty() || s.open_n == kChunkSamples) {
-    if (!s.chunks.empty()) prev = s.chunks.back().times;
+    if (!s.chunks.empty()) prev = s.chunks.back().times();
     s.chunks.push_back(ValueChunk{});
     s.open_n = 0;
   }
@@ -295,12 +295,12 @@ void SeriesStore::ForEachRefLocked(std::span<const SeriesRef> refs, Fn&& fn) con
       const Series& s = *by_ref_[refs[i + kAhead]];
       if (!s.chunks.empty()) {
         const ValueChunk& c = s.chunks.back();
-        const int64_t* newest = c.times->t + (s.open_n - 1);
+        const int64_t* newest = c.times()->t + (s.open_n - 1);
         __builtin_prefetch(newest);
         __builtin_prefetch(reinterpret_cast<const char*>(newest) - 64);
-        if (c.payload != nullptr) {
-          __builtin_prefetch(c.payload);
-          __builtin_prefetch(reinterpret_cast<const char*>(c.payload) + 64);
+        if (const uint64_t* p = c.payload()) {
+          __builtin_prefetch(p);
+          __builtin_prefetch(reinterpret_cast<const char*>(p) + 64);
         }
       }
     }

@@ -202,13 +202,13 @@ class SeriesStore {
     int64_t TimeAt(size_t i) const {
       const size_t g = skip() + i;
       return chunks[g >> store_internal::kChunkLog]
-          .times->t[g & (store_internal::kChunkSamples - 1)];
+          .times()->t[g & (store_internal::kChunkSamples - 1)];
     }
     Sample At(size_t i) const {
       const size_t g = skip() + i;
       const store_internal::ValueChunk& c = chunks[g >> store_internal::kChunkLog];
       const uint32_t j = g & (store_internal::kChunkSamples - 1);
-      return Sample{c.times->t[j], store_internal::ChunkValue(c, j)};
+      return Sample{c.times()->t[j], store_internal::ChunkValue(c, j)};
     }
     // [first, end) in At() indices of the samples with from <= time <= to.
     std::pair<size_t, size_t> WindowOf(int64_t from, int64_t to) const;
