@@ -55,7 +55,8 @@ int Main(absl::Notification& stop) {
   const int first_host = absl::GetFlag(FLAGS_first_host);
   const absl::Duration interval = absl::GetFlag(FLAGS_interval);
   const absl::Duration duration = absl::GetFlag(FLAGS_duration);
-  if (absl::GetFlag(FLAGS_server).empty() || agents < 1 || series < 1 || threads < 1 || first_host < 0 || first_host + agents > 100000 ||
+  if (absl::GetFlag(FLAGS_server).empty() || agents < 1 || series < 1 || threads < 1 ||
+      first_host < 0 || int64_t{first_host} + agents > 100000 ||
       interval < absl::Milliseconds(10) || duration < absl::ZeroDuration()) {
     fprintf(stderr,
             "railwatch-loadgen: need --server, --agents >= 1, --series >= 1, --threads >= 1, "
@@ -85,7 +86,8 @@ int Main(absl::Notification& stop) {
 
   Totals last;
   absl::Time last_time = began;
-  const absl::Time end = duration == absl::ZeroDuration() ? absl::InfiniteFuture() : began + duration;
+  const absl::Time end =
+      duration == absl::ZeroDuration() ? absl::InfiniteFuture() : began + duration;
   while (!stop.HasBeenNotified()) {
     const absl::Time next = std::min(last_time + absl::Seconds(1), end);
     if (stop.WaitForNotificationWithDeadline(next)) break;

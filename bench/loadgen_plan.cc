@@ -1,6 +1,7 @@
 #include "bench/loadgen_plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
@@ -185,6 +186,8 @@ uint64_t HostValues::NextRandom() {
   return rng_;
 }
 
+double HostValues::Uniform() { return static_cast<double>(NextRandom() >> 11) * 0x1.0p-53; }
+
 void HostValues::Advance(int64_t now_unix_nano, v1::Batch& batch) {
   const double dt = last_time_ == 0 ? 0 : static_cast<double>(now_unix_nano - last_time_) / 1e9;
   last_time_ = now_unix_nano;
@@ -202,9 +205,12 @@ void HostValues::Advance(int64_t now_unix_nano, v1::Batch& batch) {
       continue;
     }
     if (b.rate_per_second > 0 && dt > 0) {
-      // +-10% noise around the mean slope.
-      const double noise = 0.9 + 0.2 * static_cast<double>(NextRandom() >> 11) * 0x1.0p-53;
-      counters_[id] += static_cast<uint64_t>(b.rate_per_second * dt * noise);
+      // +-10% noise around the mean slope, and the fraction of a count rounded up with its
+      // probability, so that slow counters (a few packets a second) keep their mean rate.
+      const double noise = 0.9 + 0.2 * Uniform();
+      const double increase = b.rate_per_second * dt * noise;
+      const double whole = std::floor(increase);
+      counters_[id] += static_cast<uint64_t>(whole) + (Uniform() < increase - whole ? 1 : 0);
     }
     p->set_counter(counters_[id]);
   }

@@ -58,6 +58,7 @@ class HostValues {
 
  private:
   uint64_t NextRandom();
+  double Uniform();  // in [0, 1)
 
   const HostPlan& plan_;
   std::vector<uint64_t> counters_;  // index = series id; unused for gauges
