@@ -44,9 +44,10 @@ bool SeriesOrder(const v1::Series& a, const v1::Series& b) {
 std::vector<SeriesRef> MatchingSeries(const SeriesStore& store, const SeriesSelector& selector) {
   std::vector<SeriesRef> refs;
   if (selector.name().empty()) {
-    // Every series with a sample, matched under the store's lock without copying labels.
-    store.ForEachLatest([&](SeriesRef ref, const SeriesMeta& meta, const Sample&) {
-      if (selector.Matches(meta.labels)) refs.push_back(ref);
+    // Every series with a sample, matched under the store's lock without copying name or
+    // labels (1M series: one pass over the store's records, no allocation per series).
+    store.ForEachLatestView([&](SeriesRef ref, const SeriesStore::SeriesView& view, const Sample&) {
+      if (selector.Matches(view.labels)) refs.push_back(ref);
     });
     std::sort(refs.begin(), refs.end());
     return refs;

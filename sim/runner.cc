@@ -429,7 +429,9 @@ ScenarioRun Run::Play() {
   if (st.ok()) {
     Say(absl::StrCat(
         "all ", s_.topology.hosts, " host agents, the switch agent and its ", targets_,
-        " gNMI targets connected ", absl::StrFormat("%.1f s", setup_s_),
+        " gNMI targets",
+        o_.load_agents > 0 ? absl::StrCat(" (and ", o_.load_agents, " load agents)") : "",
+        " connected ", absl::StrFormat("%.1f s", setup_s_),
         " after the simulator started (its files at ", absl::StrFormat("%.1f s", files_s_),
         ", railwatchd ready at ", absl::StrFormat("%.1f s", daemon_s_), "); running to ",
         HumanDuration(s_.duration + (o_.baseline ? o_.baseline_tail : absl::ZeroDuration()))));
