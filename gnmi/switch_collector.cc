@@ -11,6 +11,9 @@
 namespace railwatch {
 namespace {
 
+// How long an LLDP neighbour's port-id may lag its system name (see InfoSeries).
+constexpr absl::Duration kLldpPortIdWait = absl::Seconds(2);
+
 // An info series whose labels come from attribute leaves (LLDP neighbour name and port):
 // one series per (metric, captured labels), redefined when an attribute changes.
 struct InfoSeries {
@@ -21,6 +24,10 @@ struct InfoSeries {
   uint64_t last_cycle = 0;  // the Drain cycle that last emitted it
   // LLDP neighbour check against the topology (fabric_lldp_neighbor_info only).
   bool lldp_dirty = false;
+  // When the name came without a port-id (0: it has one, or no name yet). The port-id is a
+  // leaf of its own and may come a little later: a neighbour is judged on its name alone only
+  // once kLldpPortIdWait has passed, never as "a neighbour without a port-id" in between.
+  int64_t lldp_name_alone_since = 0;
   bool mismatch_defined = false;
   uint32_t mismatch_id = 0;
   double mismatch = -1;  // -1: not checked yet
@@ -260,8 +267,17 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
     const std::string* port = FindLabel(info.base, "interface");
     const std::string* system = FindLabel(info.attributes, "neighbor_system");
     const std::string* port_id = FindLabel(info.attributes, "neighbor_port");
-    // The system name and port-id come as two leaves; judge once the name is known.
+    // The system name and port-id come as two leaves; judge once both are known, or a cycle
+    // after the name when no port-id came with it (a neighbour that announces none).
     if (sw == nullptr || port == nullptr || system == nullptr) return;
+    if (port_id == nullptr) {
+      if (info.lldp_name_alone_since == 0) info.lldp_name_alone_since = now;
+      if (now - info.lldp_name_alone_since < absl::ToInt64Nanoseconds(kLldpPortIdWait)) {
+        info.lldp_dirty = true;  // look again next cycle
+        return;
+      }
+    }
+    info.lldp_name_alone_since = 0;
     const LldpCheck check =
         CheckLldpNeighbor(*topology_, *sw, *port, *system, port_id ? *port_id : "");
     if (check.verdict == LldpCheck::Verdict::kNotInTopology) return;

@@ -270,6 +270,64 @@ hosts:
   collector.Stop();
 }
 
+// A port-id that comes cycles after its system name (two leaves, two notifications) does not
+// make a mismatch with an empty port-id in between; a neighbour that never announces one is
+// judged on its name alone, 2 s after the name.
+TEST(SwitchCollectorLldpTest, APortIdLaggingItsNameIsWaitedFor) {
+  FakeGnmiTarget target{{}};
+  ASSERT_TRUE(target.Start().ok());
+  absl::StatusOr<Topology> topology = Topology::LoadString(R"(
+switches: [{name: leaf-r0}]
+hosts:
+  - name: gpu-node-001
+    nics: [{device: mlx5_0, netdev: enp12s0np0, rail: 0, switch: leaf-r0, port: Ethernet1}]
+  - name: gpu-node-002
+    nics: [{device: mlx5_0, netdev: enp12s0np0, rail: 0, switch: leaf-r0, port: Ethernet2}]
+)",
+                                                           "topology.yaml");
+  ASSERT_TRUE(topology.ok()) << topology.status();
+  GnmiSwitchCollector::Options options;
+  options.targets.push_back(TestTarget("leaf-r0", target.address()));
+  options.channel = FastChannel();
+  options.topology = std::make_shared<const Topology>(*std::move(topology));
+  auto c = GnmiSwitchCollector::Create(std::move(options), ShippedProfiles());
+  ASSERT_TRUE(c.ok()) << c.status();
+  GnmiSwitchCollector& collector = **c;
+  collector.Start();
+  ASSERT_TRUE(target.WaitForStreams(1, absl::Seconds(20)));
+  auto neighbor = [](int port, const char* leaf) {
+    return absl::StrCat("/lldp/interfaces/interface[name=Ethernet", port,
+                        "]/neighbors/neighbor[id=1]/state/", leaf);
+  };
+  auto mismatches = [](const PointLog& log) {
+    std::vector<std::string> announced;
+    for (const EventRecord& e : log.events) {
+      if (e.kind != "lldp.mismatch") continue;
+      for (const auto& [name, value] : e.attributes) {
+        if (name == "announced") announced.push_back(value);
+      }
+    }
+    return announced;
+  };
+  PointLog log;
+  ASSERT_EQ(target.Broadcast(StringUpdate(neighbor(2, "system-name"), "gpu-node-001", kT0)), 1);
+  ASSERT_TRUE(CollectUntil(collector, log, [&] { return collector.target_stats(0).updates >= 1; }));
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(collector.Collect(log).ok());
+  EXPECT_THAT(mismatches(log), ::testing::IsEmpty());  // the port-id may still come
+  ASSERT_EQ(target.Broadcast(StringUpdate(neighbor(2, "port-id"), "enp12s0np0", kT0 + 1)), 1);
+  ASSERT_TRUE(CollectUntil(collector, log, [&] { return collector.target_stats(0).updates >= 2; }));
+  ASSERT_TRUE(collector.Collect(log).ok());
+  EXPECT_THAT(mismatches(log), ::testing::ElementsAre("gpu-node-001/enp12s0np0"));
+
+  // Ethernet1 announces a wrong name and never a port-id: judged on the name, after 2 s.
+  ASSERT_EQ(target.Broadcast(StringUpdate(neighbor(1, "system-name"), "gpu-node-003", kT0 + 2)), 1);
+  const absl::Time named = absl::Now();
+  ASSERT_TRUE(CollectUntil(collector, log, [&] { return mismatches(log).size() == 2; }));
+  EXPECT_GE(absl::Now() - named, absl::Milliseconds(1900));
+  EXPECT_EQ(mismatches(log).back(), "gpu-node-003/");
+  collector.Stop();
+}
+
 }  // namespace
 }  // namespace railwatch::testing
 
