@@ -42,8 +42,12 @@ std::pair<size_t, size_t> SeriesStore::Series::WindowOf(int64_t from, int64_t to
     const int64_t t_hi = TimeAt(hi), t_end = TimeAt(end - 1);
     const size_t steps = end - 1 - hi;
     if (t_end > t_hi && steps > 0) {
-      const double interval = static_cast<double>(t_end - t_hi) / static_cast<double>(steps);
-      const double back = std::ceil(static_cast<double>(t_hi - from) / interval);
+      // In doubles: `from` may be as far back as INT64_MIN (a range of everything), where the
+      // difference in int64 would overflow. The guess is only a guess: it is checked below.
+      const double interval = (static_cast<double>(t_end) - static_cast<double>(t_hi)) /
+                              static_cast<double>(steps);
+      const double back =
+          std::ceil((static_cast<double>(t_hi) - static_cast<double>(from)) / interval);
       if (back >= 0 && back <= static_cast<double>(hi)) {
         const size_t guess = hi - static_cast<size_t>(back);
         if (TimeAt(guess) >= from) {
