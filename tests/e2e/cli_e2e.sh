@@ -52,7 +52,10 @@ for want in "Timeline (UTC):" "FIRING    held for the playbook" \
   "Commands (culprit filled in):" "ssh gpu-node-003 ethtool -S enp40s0np0"; do
   grep -qF "$want" "$WORK/explain.txt" || fail "explain lacks \"$want\": $(cat "$WORK/explain.txt")"
 done
-"${C[@]}" explain "$ID" --runbook | grep -q '^## ' || fail "explain --runbook: no runbook text"
+# To a file, then grep: `cmd | grep -q` under pipefail fails when grep's early exit makes the
+# CLI die of SIGPIPE before it has written everything.
+"${C[@]}" explain "$ID" --runbook >"$WORK/runbook.txt"
+grep -q '^## ' "$WORK/runbook.txt" || fail "explain --runbook: no runbook text: $(head -20 "$WORK/runbook.txt")"
 rc=0
 "${C[@]}" explain 000000000000 2>/dev/null || rc=$?
 [ "$rc" -eq 4 ] || fail "explain of an unknown id exited $rc (want 4)"
