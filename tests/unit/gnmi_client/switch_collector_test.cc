@@ -203,11 +203,13 @@ TEST_F(SwitchCollectorTest, LldpAttributesBecomeLabelsOfOneInfoSeries) {
   EXPECT_EQ(log_.Of("fabric_lldp_neighbor_info", full).size(), before);
 }
 
-// With a topology, each port's LLDP neighbour is checked against it.
-TEST(SwitchCollectorLldpTest, NeighboursAreCheckedAgainstTheTopology) {
-  FakeGnmiTarget target{{}};
-  ASSERT_TRUE(target.Start().ok());
-  absl::StatusOr<Topology> topology = Topology::LoadString(R"(
+// A switch agent run with --topology (gpu-node-001 on leaf-r0 Ethernet1, gpu-node-002 on
+// Ethernet2) against a fake leaf-r0 that sends LLDP neighbour leaves.
+class SwitchCollectorLldpTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(target_.Start().ok());
+    absl::StatusOr<Topology> topology = Topology::LoadString(R"(
 switches: [{name: leaf-r0}]
 hosts:
   - name: gpu-node-001
@@ -215,22 +217,37 @@ hosts:
   - name: gpu-node-002
     nics: [{device: mlx5_0, netdev: enp12s0np0, rail: 0, switch: leaf-r0, port: Ethernet2}]
 )",
-                                                           "topology.yaml");
-  ASSERT_TRUE(topology.ok()) << topology.status();
-  GnmiSwitchCollector::Options options;
-  options.targets.push_back(TestTarget("leaf-r0", target.address()));
-  options.channel = FastChannel();
-  options.topology = std::make_shared<const Topology>(*std::move(topology));
-  auto c = GnmiSwitchCollector::Create(std::move(options), ShippedProfiles());
-  ASSERT_TRUE(c.ok()) << c.status();
-  GnmiSwitchCollector& collector = **c;
-  collector.Start();
-  ASSERT_TRUE(target.WaitForStreams(1, absl::Seconds(20)));
+                                                             "topology.yaml");
+    ASSERT_TRUE(topology.ok()) << topology.status();
+    GnmiSwitchCollector::Options options;
+    options.targets.push_back(TestTarget("leaf-r0", target_.address()));
+    options.channel = FastChannel();
+    options.topology = std::make_shared<const Topology>(*std::move(topology));
+    auto c = GnmiSwitchCollector::Create(std::move(options), ShippedProfiles());
+    ASSERT_TRUE(c.ok()) << c.status();
+    collector_ = *std::move(c);
+    collector_->Start();
+    ASSERT_TRUE(target_.WaitForStreams(1, absl::Seconds(20)));
+  }
+  void TearDown() override {
+    if (collector_) collector_->Stop();
+  }
 
-  auto neighbor = [](int port, const char* leaf) {
+  // The path of one leaf of port EthernetN's neighbour.
+  static std::string Neighbor(int port, const char* leaf) {
     return absl::StrCat("/lldp/interfaces/interface[name=Ethernet", port,
                         "]/neighbors/neighbor[id=1]/state/", leaf);
-  };
+  }
+
+  FakeGnmiTarget target_{{}};
+  std::unique_ptr<GnmiSwitchCollector> collector_;
+};
+
+// With a topology, each port's LLDP neighbour is checked against it.
+TEST_F(SwitchCollectorLldpTest, NeighboursAreCheckedAgainstTheTopology) {
+  FakeGnmiTarget& target = target_;
+  GnmiSwitchCollector& collector = *collector_;
+  auto neighbor = &SwitchCollectorLldpTest::Neighbor;
   // Ethernet1 is cabled as the file says; Ethernet2 reports gpu-node-001's NIC (miswired);
   // Ethernet3 is not in the file.
   ASSERT_EQ(target.Broadcast(StringUpdate(neighbor(1, "system-name"), "gpu-node-001", kT0)), 1);
@@ -267,38 +284,15 @@ hosts:
   ASSERT_TRUE(CollectUntil(collector, log, [&] { return collector.target_stats(0).updates >= 6; }));
   ASSERT_TRUE(collector.Collect(log).ok());
   EXPECT_EQ(log.Of("fabric_lldp_neighbor_mismatch", {{"interface", "Ethernet2"}}).back().gauge, 0);
-  collector.Stop();
 }
 
 // A port-id that comes cycles after its system name (two leaves, two notifications) does not
 // make a mismatch with an empty port-id in between; a neighbour that never announces one is
 // judged on its name alone, 2 s after the name.
-TEST(SwitchCollectorLldpTest, APortIdLaggingItsNameIsWaitedFor) {
-  FakeGnmiTarget target{{}};
-  ASSERT_TRUE(target.Start().ok());
-  absl::StatusOr<Topology> topology = Topology::LoadString(R"(
-switches: [{name: leaf-r0}]
-hosts:
-  - name: gpu-node-001
-    nics: [{device: mlx5_0, netdev: enp12s0np0, rail: 0, switch: leaf-r0, port: Ethernet1}]
-  - name: gpu-node-002
-    nics: [{device: mlx5_0, netdev: enp12s0np0, rail: 0, switch: leaf-r0, port: Ethernet2}]
-)",
-                                                           "topology.yaml");
-  ASSERT_TRUE(topology.ok()) << topology.status();
-  GnmiSwitchCollector::Options options;
-  options.targets.push_back(TestTarget("leaf-r0", target.address()));
-  options.channel = FastChannel();
-  options.topology = std::make_shared<const Topology>(*std::move(topology));
-  auto c = GnmiSwitchCollector::Create(std::move(options), ShippedProfiles());
-  ASSERT_TRUE(c.ok()) << c.status();
-  GnmiSwitchCollector& collector = **c;
-  collector.Start();
-  ASSERT_TRUE(target.WaitForStreams(1, absl::Seconds(20)));
-  auto neighbor = [](int port, const char* leaf) {
-    return absl::StrCat("/lldp/interfaces/interface[name=Ethernet", port,
-                        "]/neighbors/neighbor[id=1]/state/", leaf);
-  };
+TEST_F(SwitchCollectorLldpTest, APortIdLaggingItsNameIsWaitedFor) {
+  FakeGnmiTarget& target = target_;
+  GnmiSwitchCollector& collector = *collector_;
+  auto neighbor = &SwitchCollectorLldpTest::Neighbor;
   auto mismatches = [](const PointLog& log) {
     std::vector<std::string> announced;
     for (const EventRecord& e : log.events) {
@@ -325,7 +319,6 @@ hosts:
   ASSERT_TRUE(CollectUntil(collector, log, [&] { return mismatches(log).size() == 2; }));
   EXPECT_GE(absl::Now() - named, absl::Milliseconds(1900));
   EXPECT_EQ(mismatches(log).back(), "gpu-node-003/");
-  collector.Stop();
 }
 
 }  // namespace
