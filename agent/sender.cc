@@ -20,7 +20,9 @@ Sender::Sender(Options options, const SeriesRegistry& registry)
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
               static_cast<int>(absl::ToInt64Milliseconds(options_.backoff.max)));
-  channel_ = grpc::CreateCustomChannel(options_.server, grpc::InsecureChannelCredentials(), args);
+  channel_ = grpc::CreateCustomChannel(
+      options_.server,
+      options_.credentials ? options_.credentials : grpc::InsecureChannelCredentials(), args);
   stub_ = v1::Ingest::NewStub(channel_);
 }
 

@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "agent/batch_builder.h"
 #include "common/backoff.h"
+#include "grpcpp/security/credentials.h"
 #include "railwatch/v1/ingest.grpc.pb.h"
 
 namespace railwatch {
@@ -26,6 +27,8 @@ class Sender {
  public:
   struct Options {
     std::string server = "127.0.0.1:9740";
+    // How to reach it: null is plain text; TLS or mutual TLS credentials otherwise.
+    std::shared_ptr<grpc::ChannelCredentials> credentials;
     v1::Hello hello;
     size_t max_queued_batches = 600;
     Backoff::Options backoff;
