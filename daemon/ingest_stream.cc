@@ -1,0 +1,142 @@
+#include "daemon/ingest_stream.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <vector>
+
+#include "common/logging.h"
+
+namespace railwatch {
+namespace {
+
+bool ValidName(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != ':') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+grpc::Status IngestStream::Handle(const v1::AgentMessage& message, Reply& reply) {
+  switch (message.message_case()) {
+    case v1::AgentMessage::kHello: return HandleHello(message.hello(), reply);
+    case v1::AgentMessage::kBatch: return HandleBatch(message.batch(), reply);
+    default:
+      deps_.metrics.ingest_errors.Add({{"reason", "empty_message"}}).Increment();
+      return {grpc::StatusCode::INVALID_ARGUMENT, "message carries neither hello nor batch"};
+  }
+}
+
+void IngestStream::Close() {
+  if (!hello_seen_) return;
+  deps_.agents.Disconnected(agent_id_, instance_id_, deps_.clock.NowNanos());
+  spdlog::info("agent {} disconnected ({})", agent_id_, peer_);
+}
+
+grpc::Status IngestStream::HandleHello(const v1::Hello& hello, Reply& reply) {
+  if (hello_seen_) {
+    deps_.metrics.ingest_errors.Add({{"reason", "protocol"}}).Increment();
+    return {grpc::StatusCode::FAILED_PRECONDITION, "second hello on one stream"};
+  }
+  if (hello.agent_id().empty()) {
+    deps_.metrics.ingest_errors.Add({{"reason", "protocol"}}).Increment();
+    return {grpc::StatusCode::INVALID_ARGUMENT, "hello without agent_id"};
+  }
+  hello_seen_ = true;
+  agent_id_ = hello.agent_id();
+  instance_id_ = hello.instance_id();
+  last_sequence_ = deps_.agents.Connected(hello, peer_, deps_.clock.NowNanos());
+  spdlog::info("agent {} connected from {} (host {}, version {})", agent_id_, peer_,
+               hello.hostname(), hello.version());
+  reply.welcome = last_sequence_;
+  return grpc::Status::OK;
+}
+
+grpc::Status IngestStream::HandleBatch(const v1::Batch& batch, Reply& reply) {
+  if (!hello_seen_) {
+    deps_.metrics.ingest_errors.Add({{"reason", "protocol"}}).Increment();
+    return {grpc::StatusCode::FAILED_PRECONDITION, "batch before hello"};
+  }
+  deps_.metrics.batches_ingested.Increment();
+  if (batch.sequence() <= last_sequence_) {
+    // Already stored (a replay after a lost ack): acknowledge again, store nothing twice.
+    deps_.metrics.ingest_errors.Add({{"reason", "duplicate_batch"}}).Increment();
+    reply.ack = last_sequence_;
+    return grpc::Status::OK;
+  }
+  for (const v1::SeriesDefinition& def : batch.definitions()) {
+    if (!ValidName(def.name())) {
+      deps_.metrics.ingest_errors.Add({{"reason", "bad_series_name"}}).Increment();
+      spdlog::warn("agent {}: series {} has an invalid name \"{}\"; its points are dropped",
+                   agent_id_, def.id(), def.name());
+      continue;
+    }
+    Labels labels;
+    labels.reserve(def.labels_size());
+    for (const v1::Label& l : def.labels()) labels.push_back({l.name(), l.value()});
+    NormalizeLabels(labels);
+    const MetricKind kind =
+        def.kind() == v1::SERIES_KIND_COUNTER ? MetricKind::kCounter : MetricKind::kGauge;
+    series_.Define(def.id(),
+                   deps_.store.Intern(def.name(), labels, kind, def.width_bits(), def.help()));
+  }
+  // The batch's samples go to the store under one lock. The buffer is the thread's: it keeps
+  // its capacity from batch to batch, so a steady stream allocates nothing per sample.
+  thread_local std::vector<SeriesStore::PendingSample> pending;
+  pending.clear();
+  int64_t newest = 0;
+  uint64_t unknown = 0;
+  for (const v1::Point& p : batch.points()) {
+    const std::optional<SeriesRef> ref = series_.Find(p.series_id());
+    if (!ref) {
+      ++unknown;
+      continue;
+    }
+    const double value =
+        p.value_case() == v1::Point::kCounter ? static_cast<double>(p.counter()) : p.gauge();
+    pending.push_back({*ref, p.time_unix_nano(), value});
+    newest = std::max(newest, p.time_unix_nano());
+  }
+  bool watched = !pending.empty() && deps_.store.AppendMany(pending);
+  const uint64_t stored = pending.size();
+  if (unknown > 0) {
+    deps_.metrics.ingest_errors.Add({{"reason", "unknown_series"}})
+        .Increment(static_cast<double>(unknown));
+  }
+  deps_.metrics.samples_ingested.Increment(static_cast<double>(stored));
+  deps_.metrics.events_ingested.Increment(batch.events_size());
+  StoreEvents(batch, watched);
+  last_sequence_ = batch.sequence();
+  deps_.agents.BatchStored(agent_id_, last_sequence_, stored, static_cast<uint32_t>(series_.size()),
+                           newest, deps_.clock.NowNanos());
+  if (watched && deps_.on_watched_update) deps_.on_watched_update();
+  reply.ack = last_sequence_;
+  return grpc::Status::OK;
+}
+
+void IngestStream::StoreEvents(const v1::Batch& batch, bool& watched) {
+  if (deps_.events == nullptr) return;
+  for (const v1::Event& e : batch.events()) {
+    StoredEvent se;
+    se.kind = e.kind();
+    se.time_unix_nano = e.time_unix_nano() != 0 ? e.time_unix_nano() : deps_.clock.NowNanos();
+    se.labels.reserve(e.labels_size());
+    for (const v1::Label& l : e.labels()) se.labels.push_back({l.name(), l.value()});
+    // Sorted for a stable order in evidence and messages.
+    std::map<std::string, std::string> attrs(e.attributes().begin(), e.attributes().end());
+    se.attributes.assign(attrs.begin(), attrs.end());
+    se.raw = e.raw();
+    if (deps_.jobs != nullptr) {
+      NormalizeLabels(se.labels);
+      deps_.jobs->Observe(se);
+    }
+    bool event_watched = false;
+    deps_.events->Append(std::move(se), &event_watched);
+    watched |= event_watched;
+  }
+}
+
+}  // namespace railwatch
