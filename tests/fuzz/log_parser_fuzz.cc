@@ -1,9 +1,7 @@
 // libFuzzer target for LogParser: any bytes, split into lines, must parse without a crash, a
 // sanitizer report or counters that do not add up. Seed corpus: tests/fixtures/logs.
 //
-//   cmake -S . -B build/fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
-//     -DRAILWATCH_BUILD_TESTS=OFF && cmake --build build/fuzz --target log_parser_fuzz
-//   build/fuzz/logs/log_parser_fuzz -max_len=65536 corpus/ tests/fixtures/logs/
+//   scripts/fuzz log_parser_fuzz     (FUZZ_SECONDS=600 for longer; docs/FUZZING.md)
 
 #include <cstddef>
 #include <cstdint>
