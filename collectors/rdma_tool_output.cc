@@ -9,26 +9,22 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "collectors/rdma_tool_json.h"
 #include "common/vocabulary.h"
-#include "nlohmann/json.hpp"
 
 namespace railwatch {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
 // Problems kept per input; the rest are counted in the last one.
 constexpr size_t kMaxProblems = 100;
-// A JSON document larger than this, or nested deeper, is refused (rdma prints a flat array).
-constexpr size_t kMaxJsonBytes = 16 << 20;
-constexpr int kMaxJsonDepth = 32;
 
 absl::string_view A(std::string_view s) { return {s.data(), s.size()}; }
 bool StartsWith(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
 bool EndsWith(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
 
-// Keys whose values are attributes even when they are numbers (`rdma link show`, `rdma -j`).
-bool IsAttributeKey(std::string_view key) {
+}  // namespace
+
+bool IsRdmaAttributeKey(std::string_view key) {
   static constexpr std::string_view kKeys[] = {
       "state",  "physical_state", "netdev", "netdev_index", "subnet_prefix", "lid",
       "sm_lid", "lmc",            "caps",   "link_layer",   "ifindex",       "ifname",
@@ -36,6 +32,15 @@ bool IsAttributeKey(std::string_view key) {
       "comm",   "lqpn",           "mode",   "type"};
   return std::find(std::begin(kKeys), std::end(kKeys), key) != std::end(kKeys);
 }
+
+std::string QuoteToken(std::string_view token) {
+  return absl::StrCat("'", A(token.substr(0, 40)), token.size() > 40 ? "...'" : "'");
+}
+
+namespace {
+
+bool IsAttributeKey(std::string_view key) { return IsRdmaAttributeKey(key); }
+std::string Quote(std::string_view token) { return QuoteToken(token); }
 
 bool IsNameLike(std::string_view token) {
   if (token.empty() || !absl::ascii_isalpha(static_cast<unsigned char>(token[0]))) return false;
@@ -55,11 +60,6 @@ bool IsNumber(std::string_view token) {
   return ParseU64(token, &ignored);
 }
 
-// What a person sees of a token in a message: at most 40 bytes.
-std::string Quote(std::string_view token) {
-  return absl::StrCat("'", A(token.substr(0, 40)), token.size() > 40 ? "...'" : "'");
-}
-
 std::vector<std::string_view> Tokens(std::string_view line) {
   std::vector<std::string_view> out;
   for (absl::string_view t : absl::StrSplit(absl::string_view(line.data(), line.size()),
@@ -72,14 +72,6 @@ std::vector<std::string_view> Tokens(std::string_view line) {
 std::string_view Trim(std::string_view s) {
   absl::string_view t = absl::StripAsciiWhitespace(absl::string_view(s.data(), s.size()));
   return {t.data(), t.size()};
-}
-
-// `[{"ifname":...`, `[ {`, `[`, `[]`: not a prompt such as `[root@node75 ~]# `.
-bool IsJsonStart(std::string_view t) {
-  if (t.empty() || (t[0] != '[' && t[0] != '{')) return false;
-  std::string_view rest = Trim(t.substr(1));
-  return rest.empty() || rest[0] == '{' || rest[0] == '[' || rest[0] == '"' || rest[0] == ']' ||
-         rest[0] == '}';
 }
 
 // ibstatus's "5: LinkUp" -> "LINK_UP", "4: ACTIVE" -> "ACTIVE": the names `rdma link` prints.
@@ -185,14 +177,7 @@ struct RdmaToolParser::State {
   std::string pending_name;  // a name that ended its line; its value may start the next
   int pending_line = 0;
 
-  // An open JSON document.
-  bool json_open = false;
-  bool json_discard = false;
-  std::string json;
-  int json_line = 0;
-  int depth = 0;
-  bool in_string = false;
-  bool escape = false;
+  RdmaJsonDocument json;  // an open `rdma -j` document
 
   void Problem(int line, std::string reason) {
     if (out.problems.size() < kMaxProblems) {
@@ -331,123 +316,6 @@ struct RdmaToolParser::State {
     return tokens.size() == 1 || IsNumber(tokens[1]) || IsAttributeKey(name);
   }
 
-  void JsonObject(const Json& j) {
-    if (!j.is_object()) {
-      Problem(json_line, "JSON: expected an object per port");
-      return;
-    }
-    auto ifname = j.find("ifname");
-    auto port = j.find("port");
-    if (ifname == j.end() || !ifname->is_string() || port == j.end() ||
-        !port->is_number_unsigned() || port->get<uint64_t>() > UINT32_MAX) {
-      Problem(json_line, "JSON: an object without \"ifname\" (a string) and \"port\" (a number)");
-      return;
-    }
-    RdmaToolPort p;
-    p.device = ifname->get<std::string>();
-    p.port = static_cast<uint32_t>(port->get<uint64_t>());
-    p.line = json_line;
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      const std::string& key = it.key();
-      const Json& v = it.value();
-      if (key == "ifname" || key == "port") continue;
-      if (v.is_number_unsigned()) {
-        uint64_t n = v.get<uint64_t>();
-        if (IsAttributeKey(key)) {
-          p.attributes.emplace_back(key, absl::StrCat(n));
-        } else {
-          p.counters.push_back({key, n, RdmaCounterCanonicalName(key)});
-        }
-      } else if (v.is_number()) {
-        Problem(json_line, absl::StrCat("JSON: ", p.Name(), " ", Quote(key), ": ", v.dump(),
-                                        " is not an unsigned 64-bit integer"));
-      } else if (v.is_string()) {
-        p.attributes.emplace_back(key, v.get<std::string>());
-      } else if (v.is_boolean()) {
-        p.attributes.emplace_back(key, v.get<bool>() ? "true" : "false");
-      } else if (v.is_array()) {
-        std::vector<std::string> items;
-        for (const Json& item : v) {
-          if (item.is_string()) items.push_back(item.get<std::string>());
-        }
-        p.attributes.emplace_back(key, absl::StrJoin(items, ","));
-      }
-      // Nested objects and null: nothing rdma prints that we use.
-    }
-    out.ports.push_back(std::move(p));
-  }
-
-  void ParseJson() {
-    Json j;
-    try {
-      j = Json::parse(json);
-    } catch (const Json::parse_error& e) {  // the error's position gives the line
-      size_t at = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, json.size());
-      int line = json_line + static_cast<int>(std::count(json.begin(), json.begin() + at, '\n'));
-      Problem(line, absl::StrCat("invalid JSON: ", e.what()));
-      return;
-    } catch (const Json::exception& e) {
-      Problem(json_line, absl::StrCat("invalid JSON: ", e.what()));
-      return;
-    }
-    if (j.is_array()) {
-      for (const Json& item : j) JsonObject(item);
-    } else {
-      JsonObject(j);
-    }
-  }
-
-  // Appends `line` to the open document; parses it when its brackets close.
-  void FeedJson(std::string_view line, int line_number) {
-    for (size_t i = 0; i < line.size(); ++i) {
-      char c = line[i];
-      if (in_string) {
-        if (escape) {
-          escape = false;
-        } else if (c == '\\') {
-          escape = true;
-        } else if (c == '"') {
-          in_string = false;
-        }
-        continue;
-      }
-      if (c == '"') {
-        in_string = true;
-      } else if (c == '[' || c == '{') {
-        if (++depth > kMaxJsonDepth && !json_discard) {
-          Problem(line_number, absl::StrCat("JSON nested deeper than ", kMaxJsonDepth));
-          json_discard = true;
-        }
-      } else if (c == ']' || c == '}') {
-        if (--depth == 0) {
-          if (!json_discard) {
-            json.append(line.substr(0, i + 1));
-            ParseJson();
-          }
-          if (!Trim(line.substr(i + 1)).empty()) {
-            Problem(line_number, "text after the end of the JSON document");
-          }
-          EndJson();
-          return;
-        }
-      }
-    }
-    if (!json_discard) {
-      json.append(line);
-      json.push_back('\n');
-      if (json.size() > kMaxJsonBytes) {
-        Problem(json_line, absl::StrCat("JSON document larger than ", kMaxJsonBytes, " bytes"));
-        json_discard = true;
-        json.clear();
-      }
-    }
-  }
-
-  void EndJson() {
-    json_open = json_discard = in_string = escape = false;
-    depth = 0;
-    json.clear();
-  }
 };
 
 RdmaToolParser::RdmaToolParser() : state_(std::make_unique<State>()) {}
@@ -458,18 +326,18 @@ RdmaToolParser& RdmaToolParser::operator=(RdmaToolParser&&) noexcept = default;
 bool RdmaToolParser::Feed(std::string_view line, int line_number) {
   State& s = *state_;
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  if (s.json_open) {
+  auto problem = [&s](int l, std::string reason) { s.Problem(l, std::move(reason)); };
+  if (s.json.open()) {
     ++s.out.lines;
-    s.FeedJson(line, line_number);
+    s.json.Feed(line, line_number, s.out.ports, problem);
     return true;
   }
   std::string_view t = Trim(line);
-  if (IsJsonStart(t)) {
+  if (RdmaJsonDocument::IsStart(t)) {
     s.CloseRecord();
     ++s.out.lines;
-    s.json_open = true;
-    s.json_line = line_number;
-    s.FeedJson(line, line_number);
+    s.json.Start(line_number);
+    s.json.Feed(line, line_number, s.out.ports, problem);
     return true;
   }
   std::string ib_device;
@@ -503,10 +371,7 @@ bool RdmaToolParser::Feed(std::string_view line, int line_number) {
 void RdmaToolParser::Finish() {
   State& s = *state_;
   s.CloseRecord();
-  if (s.json_open) {
-    s.Problem(s.json_line, "JSON document not closed at the end of the input");
-    s.EndJson();
-  }
+  s.json.Finish([&s](int l, std::string reason) { s.Problem(l, std::move(reason)); });
   if (s.problems_left_out > 0) {
     s.out.problems.push_back(
         {s.out.problems.back().line, absl::StrCat("and ", s.problems_left_out, " more problems")});
