@@ -115,6 +115,12 @@ void AlertmanagerNotifier::OnResolved(const v1::Diagnosis& diagnosis) {
   Enqueue(diagnosis, true);
 }
 
+// Sent at once, not at the next re-send: an alert that was firing in Alertmanager expires at
+// the endsAt the previous process gave it (4 re-send intervals after its last post).
+void AlertmanagerNotifier::OnRestored(const v1::Diagnosis& diagnosis) {
+  Enqueue(diagnosis, false);
+}
+
 // Called on the engine's thread: a copy and a push under a short lock, nothing else.
 void AlertmanagerNotifier::Enqueue(const v1::Diagnosis& diagnosis, bool resolved) {
   Event event{resolved, diagnosis};

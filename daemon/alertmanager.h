@@ -81,6 +81,10 @@ class AlertmanagerNotifier final : public DiagnosisListener {
 
   void OnFiring(const v1::Diagnosis& diagnosis) override;
   void OnResolved(const v1::Diagnosis& diagnosis) override;
+  // A diagnosis that fired before railwatchd restarted: taken up again, with the labels and
+  // startsAt it was first sent with, so that Alertmanager sees the same alert (no new page)
+  // and keeps it active; re-sent and resolved like any other.
+  void OnRestored(const v1::Diagnosis& diagnosis) override;
 
  private:
   struct Event {

@@ -13,6 +13,7 @@
 #include "daemon/ingest_service.h"
 #include "daemon/query_service.h"
 #include "daemon/diagnosis_watch.h"
+#include "daemon/state_dir.h"
 #include "daemon/tls.h"
 #include "engine/engine.h"
 #include "exporters/daemon_metrics.h"
@@ -42,6 +43,11 @@ class LogListener final : public DiagnosisListener {
   }
   void OnResolved(const v1::Diagnosis& d) override {
     spdlog::info("RESOLVED {} {} (id {})", d.playbook(), d.summary(), d.id());
+  }
+  // Carried over from before a restart: not a new page, and not counted again.
+  void OnRestored(const v1::Diagnosis& d) override {
+    spdlog::info("RESTORED firing {} {} (id {}, since {})", d.playbook(), d.summary(), d.id(),
+                 FormatTime(d.active_since_unix_nano()));
   }
 
  private:
@@ -103,6 +109,7 @@ struct Daemon::Impl {
   std::shared_ptr<const Topology> topology;
   JobRegistry jobs;
   std::unique_ptr<FabricMap> fabric;
+  std::unique_ptr<StateDir> state_dir;  // null: diagnoses are not saved
   std::unique_ptr<Engine> engine;
   AgentRegistry agents;
   std::unique_ptr<LogListener> log_listener;
@@ -174,6 +181,9 @@ absl::Status Daemon::Start() {
   eo.interval = options_.eval_interval;
   eo.threads = options_.rule_threads;
   eo.gpu_hour_cost = options_.gpu_hour_cost;
+  if (absl::Status s = OpenStateDir(); !s.ok()) return s;
+  if (d.state_dir) eo.state_file = d.state_dir->diagnoses_file();
+  eo.restore_grace = options_.restore_grace;
   d.engine = std::make_unique<Engine>(eo, std::move(rules.playbooks), *d.store, clock_,
                                       Engine::Sources{d.events.get(), d.fabric.get()});
 
@@ -229,6 +239,8 @@ absl::Status Daemon::Start() {
       &d.jobs});
   d.watches = std::make_unique<DiagnosisWatchHub>(*d.engine, clock_);
   d.engine->AddListener(d.watches.get());
+  // Every listener is in place, the gRPC server not yet: the first query sees them.
+  d.engine->Restore();
   d.watch_metrics = std::make_shared<WatchCollectable>(*d.watches);
   d.metrics_server->Add(d.watch_metrics);
   d.query = std::make_unique<QueryService>(
@@ -277,6 +289,25 @@ absl::Status Daemon::Start() {
       return s;
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status Daemon::OpenStateDir() {
+  if (options_.state_dir.empty()) {
+    spdlog::info("no --state_dir: firing diagnoses will be forgotten at a restart");
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::unique_ptr<StateDir>> dir =
+      StateDir::Open(options_.state_dir, options_.state_dir_required);
+  if (!dir.ok()) {
+    if (options_.state_dir_required) return dir.status();
+    spdlog::warn("{}: running without state, firing diagnoses will be forgotten at a restart "
+                 "(create it, give --state_dir=DIR, or --state_dir= to run without state)",
+                 dir.status().message());
+    return absl::OkStatus();
+  }
+  impl_->state_dir = std::move(*dir);
+  spdlog::info("state dir {}: diagnoses survive a restart", options_.state_dir);
   return absl::OkStatus();
 }
 

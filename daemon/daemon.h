@@ -30,6 +30,14 @@ struct DaemonOptions {
   double gpu_hour_cost = 30;
   // Events kept for the rules engine and queries.
   size_t event_capacity = 100'000;
+  // Where the active diagnoses are saved so that a restart neither pages them again nor
+  // forgets them (docs/OPERATIONS.md, "State"); empty: nothing is saved.
+  std::string state_dir;
+  // When state_dir cannot be used (missing, not writable, locked by another daemon): true
+  // fails the start; false warns and runs without state. A required one is created if missing.
+  bool state_dir_required = false;
+  // Restored diagnoses are not resolved for lack of data sooner than this after the start.
+  absl::Duration restore_grace = absl::Minutes(2);
   // Written once both listeners are up: {"grpc": "host:port", "metrics": "host:port"}.
   std::string ready_file;
   // Alertmanager base URLs (each gets POST /api/v2/alerts); empty: no alerts are sent.
@@ -61,6 +69,8 @@ class Daemon {
   const std::string& metrics_address() const { return metrics_address_; }
 
  private:
+  // --state_dir: the directory, locked, or a warning (or an error when it is required).
+  absl::Status OpenStateDir();
   struct Impl;
   DaemonOptions options_;
   const Clock& clock_;

@@ -37,6 +37,15 @@ ABSL_FLAG(std::string, topology, "",
 ABSL_FLAG(double, gpu_hour_cost, 30,
           "what one GPU-hour costs (fully loaded), for the blast radius' $/minute");
 ABSL_FLAG(int, event_capacity, 100000, "events kept in memory for playbooks and queries");
+constexpr char kDefaultStateDir[] = "/var/lib/railwatch";
+ABSL_FLAG(std::string, state_dir, kDefaultStateDir,
+          "directory where firing and pending diagnoses are saved, so that a restart neither "
+          "pages them again nor forgets them (docs/OPERATIONS.md). The default is used when it "
+          "exists (the systemd unit and the manifests create it), else a warning; another "
+          "directory is created and must work; empty: no state");
+ABSL_FLAG(absl::Duration, restore_grace, absl::Minutes(2),
+          "a diagnosis restored at start-up is not resolved for lack of data sooner than this "
+          "(agents reconnect and conditions' windows refill meanwhile)");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn or error");
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM certificate (chain) for TLS on the gRPC port (Ingest and Query); with --tls_key. "
@@ -93,6 +102,9 @@ int main(int argc, char** argv) {
   options.retention_samples = static_cast<size_t>(std::max(2, absl::GetFlag(FLAGS_retention)));
   options.stale_after = absl::GetFlag(FLAGS_stale_after);
   options.ready_file = absl::GetFlag(FLAGS_ready_file);
+  options.state_dir = absl::GetFlag(FLAGS_state_dir);
+  options.state_dir_required = options.state_dir != kDefaultStateDir;
+  options.restore_grace = absl::GetFlag(FLAGS_restore_grace);
   options.topology = absl::GetFlag(FLAGS_topology);
   options.gpu_hour_cost = absl::GetFlag(FLAGS_gpu_hour_cost);
   options.event_capacity = static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_event_capacity)));

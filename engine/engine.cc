@@ -21,8 +21,6 @@ namespace {
 constexpr size_t kMaxSeriesEvidence = 16;
 constexpr size_t kMaxEventEvidence = 8;
 constexpr size_t kMaxSymptomEvidence = 32;
-constexpr size_t kMaxSymptoms = 512;
-constexpr size_t kMaxIncidentTimes = 64;
 
 void AddLabel(google::protobuf::RepeatedPtrField<v1::Label>* out, const Label& l) {
   v1::Label* pl = out->Add();
@@ -99,117 +97,6 @@ Engine::Engine(Options options, std::vector<Playbook> playbooks, SeriesStore& st
   cost_seconds_.assign(order_.size(), 0);
 }
 
-int Engine::threads() const { return pool_->threads(); }
-
-absl::Duration Engine::PokeHoldOff(const Options& options, absl::Duration last_duration,
-                                   bool event) {
-  if (event) return options.min_interval;
-  return std::max(options.min_interval, last_duration * options.poke_hold_factor);
-}
-
-Engine::~Engine() { Stop(); }
-
-void Engine::AddListener(DiagnosisListener* listener) {
-  absl::MutexLock lock(&mu_);
-  listeners_.push_back(listener);
-}
-
-void Engine::Start() { thread_ = std::thread([this] { Run(); }); }
-
-void Engine::Stop() {
-  {
-    absl::MutexLock lock(&wake_mu_);
-    stopping_ = true;
-  }
-  if (thread_.joinable()) thread_.join();
-}
-
-void Engine::Poke() {
-  absl::MutexLock lock(&wake_mu_);
-  poked_ = true;
-}
-
-bool Engine::EventsArrived() {
-  if (sources_.events == nullptr) return false;
-  const uint64_t appended = sources_.events->stats().appended;
-  const bool arrived = appended != events_seen_;
-  events_seen_ = appended;
-  return arrived;
-}
-
-void Engine::Run() {
-  absl::Time next_tick = absl::Now();
-  absl::Time last_end = absl::InfinitePast();
-  absl::Duration last_duration = absl::ZeroDuration();
-  while (true) {
-    {
-      absl::MutexLock lock(&wake_mu_);
-      // Until the tick, or until a poke's hold-off after the last evaluation has passed.
-      std::optional<absl::Time> poke_at;
-      auto woken = [this]() ABSL_SHARED_LOCKS_REQUIRED(wake_mu_) { return poked_ || stopping_; };
-      while (true) {
-        wake_mu_.AwaitWithDeadline(absl::Condition(&woken),
-                                   poke_at ? std::min(*poke_at, next_tick) : next_tick);
-        if (stopping_) return;
-        if (poked_) {
-          poked_ = false;
-          const absl::Time at =
-              last_end + PokeHoldOff(options_, last_duration, EventsArrived());
-          poke_at = poke_at ? std::min(*poke_at, at) : at;
-        }
-        const absl::Time now = absl::Now();
-        if (now >= next_tick || (poke_at && now >= *poke_at)) break;
-      }
-      poked_ = false;
-    }
-    const absl::Time start = absl::Now();
-    EvaluateOnce();
-    last_end = absl::Now();
-    last_duration = last_end - start;
-    next_tick = last_end + options_.interval;
-  }
-}
-
-void Engine::EvaluateOnce() {
-  absl::MutexLock eval_lock(&eval_mu_);
-  const auto started = std::chrono::steady_clock::now();
-  const int64_t now = clock_.NowNanos();
-  // Conditions read only the stores and the fabric map: in parallel, without the engine's
-  // lock (queries go on meanwhile).
-  std::vector<std::vector<Candidate>> candidates(order_.size());
-  pool_->ParallelFor(schedule_.size(), [&](size_t k) {
-    const size_t i = schedule_[k];
-    const auto t0 = std::chrono::steady_clock::now();
-    candidates[i] = Candidates(*order_[i], now);
-    cost_seconds_[i] =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  });
-  std::stable_sort(schedule_.begin(), schedule_.end(),
-                   [&](size_t a, size_t b) { return cost_seconds_[a] > cost_seconds_[b]; });
-  std::vector<std::pair<Transition, v1::Diagnosis>> transitions;
-  std::vector<DiagnosisListener*> listeners;
-  {
-    absl::MutexLock lock(&mu_);
-    for (size_t i = 0; i < order_.size(); ++i) {
-      EvaluatePlaybook(*order_[i], now, std::move(candidates[i]), transitions);
-    }
-    ++stats_.evaluations;
-    stats_.last_duration_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    listeners = listeners_;
-  }
-  // Listeners run outside the lock so that they may query the engine.
-  for (const auto& [what, d] : transitions) {
-    for (DiagnosisListener* l : listeners) {
-      switch (what) {
-        case Transition::kPending: l->OnPending(d); break;
-        case Transition::kFiring: l->OnFiring(d); break;
-        case Transition::kResolved: l->OnResolved(d); break;
-        case Transition::kPendingCleared: l->OnPendingCleared(d); break;
-      }
-    }
-  }
-}
 
 namespace {
 
@@ -292,112 +179,6 @@ std::vector<Engine::Candidate> Engine::Candidates(const Playbook& pb, int64_t no
   return out;
 }
 
-bool Engine::Related(const ExplainRule& rule, const Active& cause, const Labels& s) const {
-  const Labels& c = cause.labels;
-  for (const std::string& name : rule.equal) {
-    const std::string* a = FindLabel(c, name);
-    const std::string* b = FindLabel(s, name);
-    if (a == nullptr || b == nullptr || *a != *b) return false;
-  }
-  auto eq = [](const std::string& a, const std::string& b) { return !a.empty() && a == b; };
-  const std::string& r = rule.relation;
-  if (r == "same_node") return eq(LabelValue(c, "node"), LabelValue(s, "node"));
-  if (r == "same_link") return eq(LabelValue(c, "link"), LabelValue(s, "link"));
-  if (r == "same_rail") return eq(LabelValue(c, "rail"), LabelValue(s, "rail"));
-  if (r == "same_host") {
-    const std::string ch = LabelValue(c, "host"), cph = LabelValue(c, "peer_host");
-    const std::string sh = LabelValue(s, "host"), sph = LabelValue(s, "peer_host");
-    return eq(ch, sh) || eq(ch, sph) || eq(cph, sh);
-  }
-  auto leaf_of = [](const Labels& l) {
-    std::string leaf = LabelValue(l, "leaf");
-    if (leaf.empty() && LabelValue(l, "role") == "leaf") leaf = LabelValue(l, "switch");
-    return leaf;
-  };
-  if (r == "same_leaf") {
-    const std::string cl = leaf_of(c), sl = leaf_of(s);
-    return eq(cl, sl) || eq(cl, LabelValue(s, "switch")) || eq(LabelValue(c, "switch"), sl);
-  }
-  if (r == "same_job") {
-    const std::string sj = LabelValue(s, "job");
-    if (eq(LabelValue(c, "job"), sj)) return true;
-    for (const JobImpact& j : cause.blast.jobs) {
-      if (j.job == sj) return true;
-    }
-    for (const std::string& h : {LabelValue(s, "host"), LabelValue(s, "peer_host")}) {
-      if (!h.empty() &&
-          std::binary_search(cause.blast.hosts.begin(), cause.blast.hosts.end(), h)) {
-        return true;
-      }
-    }
-    return false;
-  }
-  if (r == "fabric") {
-    const std::string cn = LabelValue(c, "node"), sn = LabelValue(s, "node");
-    if (eq(cn, sn)) return true;
-    if (sources_.fabric != nullptr && !cn.empty() && !sn.empty()) {
-      const int hops = sources_.fabric->HopDistance(cn, sn);
-      if (hops >= 0) return hops <= rule.hops;
-    }
-    // Without a path between them, the same leaf is the best we know.
-    const std::string cl = leaf_of(c), sl = leaf_of(s);
-    return eq(cl, sl) || eq(cl, LabelValue(s, "switch"));
-  }
-  return false;
-}
-
-Engine::Active* Engine::FindCause(const Playbook& symptom, const Candidate& c,
-                                  int64_t first_seen, bool firing_only) {
-  auto it = causes_of_.find(symptom.name);
-  if (it == causes_of_.end()) return nullptr;
-  for (const auto& [cause_pb, rule] : it->second) {
-    const std::string prefix = cause_pb->name + '\0';
-    for (auto& [key, a] : active_) {
-      if (!key.starts_with(prefix)) continue;
-      if (a.diagnosis.state() != v1::DIAGNOSIS_STATE_FIRING &&
-          (firing_only || a.diagnosis.state() != v1::DIAGNOSIS_STATE_PENDING)) {
-        continue;
-      }
-      if (first_seen < a.diagnosis.active_since_unix_nano() -
-                           absl::ToInt64Nanoseconds(rule->lead)) {
-        continue;  // the symptom was there well before the cause: not its effect
-      }
-      if (Related(*rule, a, c.labels)) return &a;
-    }
-  }
-  return nullptr;
-}
-
-void Engine::Attach(Active& cause, const Playbook& symptom, const Candidate& c,
-                    int64_t first_seen, int64_t now) {
-  const std::string skey = symptom.name + '\0' + c.key;
-  auto [it, inserted] = cause.symptoms.try_emplace(skey);
-  Symptom& s = it->second;
-  if (inserted) {
-    if (cause.symptoms.size() > kMaxSymptoms) {
-      cause.symptoms.erase(it);
-      return;
-    }
-    s.playbook = symptom.name;
-    s.first_seen = first_seen;
-    cause.diagnosis.add_explains(absl::StrCat(symptom.name, " ", c.key));
-  }
-  s.labels = c.labels;
-  s.value = c.value;
-  s.last_seen = now;
-  if (!c.evidence.empty()) {
-    SeriesMeta meta = store_.Meta(c.evidence.front().series);
-    s.series = FormatSeries(meta.name, meta.labels);
-  } else if (!c.events.empty()) {
-    s.series = FormatSeries(c.events.front().kind, c.events.front().labels);
-  }
-  // Log lines are the evidence people read first: keep the newest one.
-  const EventEvidence* newest = nullptr;
-  for (const EventEvidence& ev : c.events) {
-    if (newest == nullptr || ev.time_unix_nano > newest->time_unix_nano) newest = &ev;
-  }
-  if (newest != nullptr && !newest->raw.empty()) s.raw = newest->raw;
-}
 
 void Engine::FillEvidence(const Candidate& c, const Active& a, int64_t now,
                           v1::Diagnosis& d) const {
@@ -597,6 +378,8 @@ void Engine::EvaluatePlaybook(const Playbook& pb, int64_t now,
     if (!key.starts_with(prefix) || seen.contains(key)) continue;
     v1::Diagnosis& d = a.diagnosis;
     d.set_last_evaluated_unix_nano(now);
+    // Restored at start-up: the agents may not be back yet, nor the condition's windows full.
+    if (now < a.hold_until) continue;
     if (d.state() == v1::DIAGNOSIS_STATE_FIRING &&
         now - a.last_true < absl::ToInt64Nanoseconds(pb.keep_firing_for)) {
       continue;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
@@ -36,6 +37,10 @@ class DiagnosisListener {
   // A pending diagnosis whose condition stopped holding before it fired; it is forgotten
   // (state stays PENDING in the copy given here).
   virtual void OnPendingCleared(const v1::Diagnosis& diagnosis) {}
+  // A firing diagnosis carried over from before a restart (Engine::Restore): already
+  // announced, so not a new page; the Alertmanager notifier takes it up again (same id, same
+  // startsAt) and re-sends it.
+  virtual void OnRestored(const v1::Diagnosis& diagnosis) {}
 };
 
 // What happened to a diagnosis in one evaluation.
@@ -56,6 +61,10 @@ enum class Transition { kPending, kFiring, kResolved, kPendingCleared };
 // evaluation ended; one for series alone (under continuous ingest, every batch of every
 // agent) waits longer the longer the last evaluation took (PokeHoldOff), so that a large pod
 // is evaluated a few times a second, not twenty, and a small one as promptly as ever.
+//
+// With Options::state_file the active diagnoses are saved after every evaluation that fired
+// or resolved one (and every state_save_interval while any is active), before listeners are
+// told; Restore() takes them up in a new process without announcing them again.
 //
 // Playbooks' conditions are evaluated in parallel on `threads` threads (each condition on one
 // thread at a time); what follows from them (pending, firing, explained, resolved) is applied
@@ -79,6 +88,14 @@ class Engine {
     // Threads that evaluate conditions, the engine's own included; 0: the hardware's, at
     // most 4.
     int threads = 0;
+    // Where the active diagnoses are saved (diagnosis_state.h) on every transition and every
+    // state_save_interval while any is active, and restored from by Restore(); empty: none.
+    std::string state_file;
+    absl::Duration state_save_interval = absl::Seconds(10);
+    // A restored diagnosis is not resolved (nor a restored pending one cleared) for lack of
+    // data until this long after the restore: agents reconnect and conditions' windows
+    // refill meanwhile.
+    absl::Duration restore_grace = absl::Minutes(2);
   };
 
   // What the engine reads besides the series store; either may be null.
@@ -103,6 +120,23 @@ class Engine {
   // One evaluation at the clock's now (tests call this directly instead of Start).
   void EvaluateOnce();
 
+  // What Restore() found.
+  struct RestoreResult {
+    size_t firing = 0;
+    size_t pending = 0;
+    // Firing diagnoses whose playbook is no longer loaded: resolved with a note.
+    size_t orphaned = 0;
+    // A state file that could not be read: the error (file, what is wrong) and where it was
+    // moved; the engine starts empty.
+    std::string error;
+    std::string moved_to;
+  };
+  // Takes up the diagnoses saved in Options::state_file, keeping their ids and since times:
+  // listeners get OnRestored for each firing one (no OnFiring: it is not paged again) and
+  // OnResolved for a firing one whose playbook is gone. Call once, after AddListener and
+  // before Start or the first EvaluateOnce.
+  RestoreResult Restore();
+
   std::vector<v1::Diagnosis> List() const;
   std::optional<v1::Diagnosis> Get(const std::string& id) const;
   const std::vector<Playbook>& playbooks() const { return playbooks_; }
@@ -123,6 +157,9 @@ class Engine {
                                     bool event);
 
  private:
+  // Resolve times kept per key for repeat-offender counts.
+  static constexpr size_t kMaxIncidentTimes = 64;
+
   // A symptom result folded into a cause.
   struct Symptom {
     std::string playbook;
@@ -140,6 +177,8 @@ class Engine {
     Labels labels;       // the first element's labels, topology-enriched
     BlastRadius blast;
     int64_t last_true = 0;
+    // Restored: held (not resolved for lack of data) until then.
+    int64_t hold_until = 0;
     absl::flat_hash_map<std::string, Symptom> symptoms;  // by playbook + '\0' + key
   };
   struct Candidate {
@@ -174,6 +213,11 @@ class Engine {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FillEvidence(const Candidate& c, const Active& a, int64_t now, v1::Diagnosis& d) const;
   void FillBlastRadius(Active& a) const;
+  // Saves the active diagnoses at once when one fired or resolved (`urgent`), else when the
+  // save interval has passed and there is something new to save (`changed`: a pending one
+  // came or went; any active one: its evidence moves).
+  void SaveState(bool urgent, bool changed, int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(eval_mu_);
+  absl::Status WriteState(int64_t now) ABSL_LOCKS_EXCLUDED(mu_);
   void FillRunbook(const Playbook& pb, const Labels& labels, double value, v1::Diagnosis& d) const;
 
   const Options options_;
@@ -195,6 +239,9 @@ class Engine {
   // ones start first and the threads finish together), and each one's last cost.
   std::vector<size_t> schedule_ ABSL_GUARDED_BY(eval_mu_);
   std::vector<double> cost_seconds_ ABSL_GUARDED_BY(eval_mu_);
+  int64_t last_state_save_ ABSL_GUARDED_BY(eval_mu_) = 0;
+  bool saved_empty_ ABSL_GUARDED_BY(eval_mu_) = true;  // the last save had no diagnosis
+  bool state_failing_ ABSL_GUARDED_BY(eval_mu_) = false;
 
   mutable absl::Mutex mu_;
   // key: playbook + '\0' + group key

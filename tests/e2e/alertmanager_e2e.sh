@@ -23,30 +23,11 @@ BUILD=${1:?usage: alertmanager_e2e.sh BUILD_DIR}
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=scenario_lib.sh
 source "$(dirname "$0")/scenario_lib.sh"
-PY=/usr/bin/python3
-AMCHECK=$SRC/tests/e2e/alertmanager_check.py
-NOTES=$WORK/notifications.jsonl
+# shellcheck source=alertmanager_lib.sh
+source "$(dirname "$0")/alertmanager_lib.sh"
 
-command -v prometheus-alertmanager >/dev/null ||
-  fail "prometheus-alertmanager is not installed (scripts/install-deps)"
-
-# 1. The webhook receiver, on a port the OS picks.
-"$PY" "$SRC/tests/e2e/webhook_receiver.py" --out="$NOTES" --port_file="$WORK/webhook.port" \
-  >"$WORK/webhook.log" 2>&1 &
-PIDS+=($!)
-wait_for 10 "the webhook receiver" test -s "$WORK/webhook.port"
-WEBHOOK="http://127.0.0.1:$(cat "$WORK/webhook.port")"
-
-# 2. Alertmanager. Its web listener takes no port 0: a free port from the OS, just released.
-AM_PORT=$(free_port)
-AM="http://127.0.0.1:$AM_PORT"
-"$PY" "$AMCHECK" am-config "$SRC/deploy/alertmanager/alertmanager.yml" "$WORK/am.yml" "$WEBHOOK"
-mkdir -p "$WORK/am-data"
-prometheus-alertmanager --config.file="$WORK/am.yml" --storage.path="$WORK/am-data" \
-  --web.listen-address="127.0.0.1:$AM_PORT" --cluster.listen-address= \
-  >"$WORK/alertmanager.log" 2>&1 &
-PIDS+=($!)
-wait_for 20 "Alertmanager ready on $AM" curl -fsS "$AM/-/ready"
+# 1-2. The webhook receiver and Alertmanager.
+start_alertmanager
 
 # 3. The fabric, both faults at 15 s (the agents are up by then).
 FLAPS=()
@@ -66,8 +47,6 @@ start_scenario_daemon --rules="$SRC/rules,$WORK/override.yaml" \
 start_agents
 fault_not_yet pfc_storm
 fault_not_yet link_flap
-
-notified() { "$PY" "$AMCHECK" has "$NOTES" --path=/pager --alertname="$1" --status="$2"; }
 
 # (a) The storm's page, then its resolve.
 wait_for 45 "a firing pfc_storm notification at the pager" notified pfc_storm firing

@@ -277,6 +277,36 @@ TEST_F(AlertmanagerNotifierTest, ResendsWhileFiringThenResolvesWithTheSameLabels
   EXPECT_EQ(last[0]["annotations"]["summary"], "Link flap on gpu-node-002 mlx5_1 port 1");
 }
 
+// After a restart the engine hands over what was firing (OnRestored): the alert goes out at
+// once, with the startsAt of the first page (Alertmanager sees the same alert, not a new one),
+// is re-sent while it fires and resolved like any other.
+TEST_F(AlertmanagerNotifierTest, RestoredAlertKeepsItsStartsAtAndIsResentAndResolved) {
+  AlertmanagerNotifier::Options o = Opts({server_.url()});
+  o.resend_interval = absl::Milliseconds(50);
+  auto notifier = Make(o);
+  notifier->Start();
+  const int64_t since = clock_.NowNanos() - 3'600'000'000'000;  // fired an hour ago
+  notifier->OnRestored(Flap("id-1", "gpu-node-002", since));
+  const auto sent = server_.WaitFor(3);  // at once, then re-sent
+  for (const auto& r : sent) {
+    const nlohmann::json b = nlohmann::json::parse(r.body);
+    ASSERT_EQ(b.size(), 1u);
+    EXPECT_EQ(b[0]["startsAt"], "2023-11-14T21:13:20.000Z") << "the first page's startsAt";
+    EXPECT_EQ(b[0]["annotations"]["diagnosis_id"], "id-1");
+  }
+  v1::Diagnosis resolved = Flap("id-1", "gpu-node-002", since);
+  resolved.set_state(v1::DIAGNOSIS_STATE_RESOLVED);
+  resolved.set_resolved_at_unix_nano(clock_.NowNanos());
+  notifier->OnResolved(resolved);
+  server_.WaitUntil([](const std::vector<RecordingHttpServer::Request>& rs) {
+    return !rs.empty() &&
+           nlohmann::json::parse(rs.back().body)[0]["endsAt"] == "2023-11-14T22:13:20.000Z";
+  });
+  notifier->Stop();
+  const nlohmann::json last = nlohmann::json::parse(server_.requests().back().body);
+  EXPECT_EQ(last[0]["labels"], nlohmann::json::parse(sent[0].body)[0]["labels"]);
+}
+
 TEST_F(AlertmanagerNotifierTest, FullQueueDropsTheOldestAndCountsIt) {
   AlertmanagerNotifier::Options o = Opts({server_.url()});
   o.queue_capacity = 2;

@@ -2,24 +2,10 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "unit/engine_test_util.h"
 
 namespace railwatch {
 namespace {
-
-class RecordingListener final : public DiagnosisListener {
- public:
-  void OnFiring(const v1::Diagnosis& d) override { fired.push_back(d); }
-  void OnResolved(const v1::Diagnosis& d) override { resolved.push_back(d); }
-  std::vector<v1::Diagnosis> fired, resolved;
-};
-
-std::vector<Playbook> Load(const std::string& yaml) {
-  LoadResult r;
-  LoadPlaybooksFromString(yaml, "test.yaml", r);
-  EXPECT_TRUE(r.ok());
-  for (const auto& p : r.problems) ADD_FAILURE() << p.ToString();
-  return std::move(r.playbooks);
-}
 
 const char kLinkFlap[] =
     "- playbook: link_flap\n"
@@ -54,7 +40,7 @@ class EngineTest : public ::testing::Test {
 };
 
 TEST_F(EngineTest, LinkFlapFiresWithCulpritEvidenceAndResolves) {
-  Engine engine({}, Load(kLinkFlap), store_, clock_);
+  Engine engine({}, LoadPlaybooksOrFail(kLinkFlap), store_, clock_);
   RecordingListener listener;
   engine.AddListener(&listener);
 
@@ -108,7 +94,7 @@ TEST_F(EngineTest, LinkFlapFiresWithCulpritEvidenceAndResolves) {
 }
 
 TEST_F(EngineTest, CounterResetDoesNotFire) {
-  Engine engine({}, Load(kLinkFlap), store_, clock_);
+  Engine engine({}, LoadPlaybooksOrFail(kLinkFlap), store_, clock_);
   for (int i = 0; i < 5; ++i) Poll(7);
   Poll(0);  // driver reload: the counter restarts at zero
   Poll(0);
@@ -118,7 +104,7 @@ TEST_F(EngineTest, CounterResetDoesNotFire) {
 
 TEST_F(EngineTest, ForHoldsPendingThenFires) {
   const std::string yaml = std::string(kLinkFlap) + "  for: 10s\n";
-  Engine engine({}, Load(yaml), store_, clock_);
+  Engine engine({}, LoadPlaybooksOrFail(yaml), store_, clock_);
   RecordingListener listener;
   engine.AddListener(&listener);
   Poll(0);
@@ -135,7 +121,7 @@ TEST_F(EngineTest, ForHoldsPendingThenFires) {
 
 TEST_F(EngineTest, DisabledPlaybookNeverFires) {
   const std::string yaml = std::string(kLinkFlap) + "  enabled: false\n";
-  Engine engine({}, Load(yaml), store_, clock_);
+  Engine engine({}, LoadPlaybooksOrFail(yaml), store_, clock_);
   Poll(0);
   Poll(1);
   engine.EvaluateOnce();
