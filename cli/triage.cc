@@ -7,12 +7,16 @@
 #include <istream>
 #include <ostream>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/commands.h"
 #include "cli/triage_findings.h"
+#include "cli/triage_rdma.h"
+#include "collectors/rdma_tool_output.h"
 #include "common/text.h"
 #include "logs/log_fields.h"
 #include "logs/log_parser.h"
@@ -31,16 +35,30 @@ constexpr size_t kMaxLineBytes = 1 << 20;
 struct Input {
   std::string name;
   LogParser::Stats stats;
+  RdmaToolOutput rdma;  // the rdma tool output among its lines
   std::string error;  // why it could not be read, "" when it was
   int exit_code = kExitOk;
 };
 
-// Feeds `in` to `parser` line by line, in chunks: a file of any size or shape, even one without
-// a single newline, costs bounded memory.
-bool FeedStream(std::istream& in, LogParser& parser, std::vector<LogEvent>& events) {
+// Feeds `in` line by line, in chunks: a file of any size or shape, even one without a single
+// newline, costs bounded memory. Lines of `rdma` tool output go to `rdma`, the rest to `parser`
+// (with their true line numbers).
+bool FeedStream(std::istream& in, LogParser& parser, RdmaToolParser& rdma,
+                std::vector<LogEvent>& events) {
   std::string chunk(64 * 1024, '\0');
   std::string line;
   bool cut = false;
+  int line_number = 0;
+  bool renumber = false;
+  auto feed = [&](const std::string& l) {
+    if (rdma.Feed(l, ++line_number)) {
+      renumber = true;
+      return;
+    }
+    if (renumber) parser.SetNextLineNumber(line_number);
+    renumber = false;
+    parser.Feed(l, events);
+  };
   while (in) {
     in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
     size_t n = static_cast<size_t>(in.gcount());
@@ -54,18 +72,25 @@ bool FeedStream(std::istream& in, LogParser& parser, std::vector<LogEvent>& even
         cut = take < end - start;
       }
       if (nl == nullptr) break;
-      parser.Feed(line, events);
+      feed(line);
       line.clear();
       cut = false;
       start = end + 1;
     }
   }
-  if (!line.empty()) parser.Feed(line, events);
+  if (!line.empty()) feed(line);
   parser.Finish(events);
+  rdma.Finish();
   return !in.bad();
 }
 
-Json FieldValue(const std::string& key, const std::string& value) {
+Json FieldValue(const LogEvent& e, const std::string& key, const std::string& value) {
+  uint64_t u;
+  // rdma tool counters (and numeric attributes such as lid) are numbers.
+  if (absl::StartsWith(e.kind, "rdma.") && !value.empty() && absl::ascii_isdigit(value[0]) &&
+      absl::SimpleAtoi(value, &u)) {
+    return u;
+  }
   if (logs::IsNumericField(key)) {
     int64_t i;
     if (absl::SimpleAtoi(value, &i)) return i;
@@ -86,7 +111,7 @@ Json EventJson(const LogEvent& e) {
   j["source"] = e.source;
   j["line"] = e.line;
   if (e.time_unix_nano != 0) j["time"] = FormatTime(e.time_unix_nano);
-  for (const auto& [key, value] : e.fields) j[key] = FieldValue(key, value);
+  for (const auto& [key, value] : e.fields) j[key] = FieldValue(e, key, value);
   j["raw"] = e.raw;
   return j;
 }
@@ -122,14 +147,36 @@ std::string Wrap(const std::string& text, size_t indent, size_t width = 100) {
   return out;
 }
 
+// Lines, port records and problems of the rdma tool output in every input.
+struct RdmaTotals {
+  int lines = 0;
+  size_t ports = 0;
+  size_t problems = 0;
+};
+
+RdmaTotals SumRdma(const std::vector<Input>& inputs) {
+  RdmaTotals t;
+  for (const Input& i : inputs) {
+    t.lines += i.rdma.lines;
+    t.ports += i.rdma.ports.size();
+    t.problems += i.rdma.problems.size();
+  }
+  return t;
+}
+
 void PrintHuman(const std::vector<Input>& inputs, const LogParser::Stats& total,
                 const TriageReport& report, std::ostream& out) {
+  const RdmaTotals rdma = SumRdma(inputs);
   std::vector<std::string> names;
   for (const Input& i : inputs) names.push_back(i.name);
   out << "railwatch triage: " << absl::StrJoin(names, ", ") << "\n";
   out << "Read " << total.lines << " lines: " << total.recognized << " parsed into " << total.events
       << " events, " << total.known << " known but not useful, " << total.blank << " blank, "
       << total.unknown << " not understood (skipped), " << total.malformed << " malformed.\n";
+  if (rdma.lines > 0) {
+    out << "Read " << rdma.lines << " lines of rdma tool output: " << rdma.ports
+        << " port records, " << rdma.problems << " problems.\n";
+  }
   for (const Input& i : inputs) {
     if (!i.error.empty()) out << "Could not read " << i.name << ": " << i.error << ".\n";
   }
@@ -138,9 +185,10 @@ void PrintHuman(const std::vector<Input>& inputs, const LogParser::Stats& total,
   bool failed =
       !report.findings.empty() && report.findings[0].level == TriageFinding::Level::kFailure;
   if (report.findings.empty()) {
-    out << (total.events == 0 ? "Nothing recognisable: no NCCL, PyTorch, NCCL RAS or nccl-tests "
-                                "lines in the input.\n"
-                              : "No failure found.\n");
+    out << (total.events == 0 && rdma.ports == 0
+                ? "Nothing recognisable: no NCCL, PyTorch, NCCL RAS, nccl-tests or rdma tool "
+                  "lines in the input.\n"
+                : "No failure found.\n");
   } else if (!failed) {
     out << "No failure found.\n\n";
   }
@@ -185,9 +233,10 @@ int RunTriage(const std::vector<std::string>& files, bool json, std::istream& in
     Input input;
     input.name = file;
     LogParser parser(file);
+    RdmaToolParser rdma;
     std::error_code ec;
     if (file == "-") {
-      if (!FeedStream(in, parser, events)) input.error = "read error on standard input";
+      if (!FeedStream(in, parser, rdma, events)) input.error = "read error on standard input";
     } else if (!std::filesystem::exists(file, ec)) {
       input.error = "no such file";
       input.exit_code = kExitNotFound;
@@ -198,7 +247,7 @@ int RunTriage(const std::vector<std::string>& files, bool json, std::istream& in
       std::ifstream f(file, std::ios::binary);
       if (!f) {
         input.error = absl::StrCat("cannot open: ", std::strerror(errno));
-      } else if (!FeedStream(f, parser, events)) {
+      } else if (!FeedStream(f, parser, rdma, events)) {
         input.error = absl::StrCat("read error: ", std::strerror(errno));
       }
     }
@@ -210,6 +259,14 @@ int RunTriage(const std::vector<std::string>& files, bool json, std::istream& in
     for (const auto& p : input.stats.problems) {
       err << "railwatch triage: " << file << ":" << p.line << ": " << p.reason << "\n";
     }
+    input.rdma = rdma.TakeOutput();
+    for (const RdmaToolProblem& p : input.rdma.problems) {
+      err << "railwatch triage: " << file << ":" << p.line << ": rdma output: " << p.reason
+          << "\n";
+    }
+    std::vector<LogEvent> rdma_events = RdmaToolEvents(input.rdma, file);
+    events.insert(events.end(), std::make_move_iterator(rdma_events.begin()),
+                  std::make_move_iterator(rdma_events.end()));
     total.lines += input.stats.lines;
     total.recognized += input.stats.recognized;
     total.known += input.stats.known;
@@ -250,6 +307,10 @@ int RunTriage(const std::vector<std::string>& files, bool json, std::istream& in
     s["malformed"] = total.malformed;
     s["truncated"] = total.truncated;
     s["events"] = total.events;
+    const RdmaTotals rdma = SumRdma(inputs);
+    s["rdma_lines"] = rdma.lines;
+    s["rdma_ports"] = rdma.ports;
+    s["rdma_problems"] = rdma.problems;
     s["failures"] = failures;
     s["warnings"] = warnings;
     s["context"] = report.context;

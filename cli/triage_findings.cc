@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/triage_advice.h"
+#include "cli/triage_rdma.h"
 
 namespace railwatch {
 namespace {
@@ -481,6 +482,8 @@ TriageReport Analyzer::Run() {
               "ls /dev/infiniband; env | grep -E 'NCCL_IB_(HCA|DISABLE)'"});
   OtherWarnings();
   NcclTests();
+  std::vector<std::string> rdma_context;
+  AnalyzeRdmaTool(events_, findings_, rdma_context);
 
   TriageReport r;
   r.findings = std::move(findings_);
@@ -488,6 +491,7 @@ TriageReport Analyzer::Run() {
       r.findings.begin(), r.findings.end(),
       [](const TriageFinding& a, const TriageFinding& b) { return a.level < b.level; });
   Context(r);
+  r.context.insert(r.context.end(), rdma_context.begin(), rdma_context.end());
   return r;
 }
 
