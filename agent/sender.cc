@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/grpc_keepalive.h"
 #include "common/text.h"
 #include "grpcpp/grpcpp.h"
 #include "common/logging.h"
@@ -12,10 +13,8 @@ namespace railwatch {
 Sender::Sender(Options options, const SeriesRegistry& registry)
     : options_(std::move(options)), registry_(registry), backoff_(options_.backoff) {
   grpc::ChannelArguments args;
-  // Notice a dead daemon within about 30 s even when idle.
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 20'000);
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10'000);
-  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  // Notice a dead daemon within 20 s even when idle.
+  SetClientKeepalive(args);
   // Our own backoff decides when to retry; keep gRPC's reconnect quick underneath it.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,

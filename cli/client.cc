@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/text.h"
+#include "common/grpc_keepalive.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace railwatch {
@@ -58,10 +59,8 @@ std::unique_ptr<QueryClient> QueryClient::Open(const CliOptions& options, std::o
   grpc::ChannelArguments args;
   if (!options.tls.server_name.empty()) args.SetSslTargetNameOverride(options.tls.server_name);
   // `watch` streams stay open for hours: keepalives notice a daemon that went away.
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 20000);
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
-  // A quiet watch carries no data for hours; without this the client stops pinging after two.
-  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  // (A quiet watch carries no data for hours: the client pings regardless.)
+  SetClientKeepalive(args);
   auto channel = grpc::CreateCustomChannel(options.server, *credentials, args);
   return std::unique_ptr<QueryClient>(new QueryClient(options, v1::Query::NewStub(channel)));
 }

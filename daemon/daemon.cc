@@ -6,12 +6,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/grpc_keepalive.h"
 #include "common/text.h"
 #include "daemon/server_metrics.h"
 #include "daemon/agent_registry.h"
 #include "daemon/alertmanager.h"
 #include "daemon/ingest_service.h"
 #include "daemon/query_service.h"
+#include "daemon/malformed_request.h"
 #include "daemon/diagnosis_watch.h"
 #include "daemon/state_dir.h"
 #include "daemon/tls.h"
@@ -236,7 +238,7 @@ absl::Status Daemon::Start() {
   Engine* engine = d.engine.get();
   d.ingest = std::make_unique<IngestService>(IngestService::Deps{
       *d.store, d.agents, *d.metrics, clock_, [engine] { engine->Poke(); }, d.events.get(),
-      &d.jobs});
+      &d.jobs, options_.max_series_per_agent});
   d.watches = std::make_unique<DiagnosisWatchHub>(*d.engine, clock_);
   d.engine->AddListener(d.watches.get());
   // Every listener is in place, the gRPC server not yet: the first query sees them.
@@ -260,15 +262,14 @@ absl::Status Daemon::Start() {
   builder.AddListeningPort(options_.grpc_listen, *credentials, &grpc_port);
   builder.RegisterService(d.ingest.get());
   builder.RegisterService(d.query.get());
-  // Find dead agents within about 30 s, and let agents ping us as often as every 5 s.
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 20'000);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10'000);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5'000);
+  // Find dead agents and watch clients within 20 s, and let them ping us every 10 s.
+  SetServerKeepalive(builder);
   // A new stream's first batch carries every series definition the agent has: 5.5 MB for a
   // switch agent with ten 34-port switches, past gRPC's 4 MB default, which the agent would
-  // hit again on every reconnect. 64 MB is about 400k definitions.
-  builder.SetMaxReceiveMessageSize(64 << 20);
+  // hit again on every reconnect. 64 MB (the default) is about 400k definitions.
+  builder.SetMaxReceiveMessageSize(options_.max_receive_message_bytes);
+  // Requests that do not parse: INVALID_ARGUMENT and a counter, not a bare UNIMPLEMENTED.
+  builder.experimental().SetInterceptorCreators(MalformedRequestInterceptors(*d.registry));
   d.server = builder.BuildAndStart();
   if (!d.server || grpc_port == 0) {
     return absl::UnavailableError(

@@ -16,14 +16,24 @@ namespace {
 class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1::DaemonMessage> {
  public:
   IngestReactor(grpc::CallbackServerContext* ctx, IngestService::Deps& deps)
-      : deps_(deps), stream_(deps, ctx->peer()) {
+      : deps_(deps), ctx_(ctx), stream_(deps, ctx->peer()) {
     deps_.metrics.streams_opened.Increment();
     NewInput();
     StartRead(in_);
   }
 
   void OnReadDone(bool ok) override {
-    if (!ok) {  // the agent closed its side or the stream broke
+    if (!ok) {
+      if (ReadFailedToParse()) {
+        deps_.metrics.ingest_errors.Add({{"reason", "unparsable"}}).Increment();
+        spdlog::warn("ingest from {}: a message that is not a railwatch.v1.AgentMessage",
+                     stream_.peer());
+        FinishOnce({grpc::StatusCode::INVALID_ARGUMENT,
+                    "the message is not a valid railwatch.v1.AgentMessage (protobuf parse "
+                    "failed)"});
+        return;
+      }
+      // The agent closed its side, or the stream broke (then OnDone counts it).
       FinishOnce(grpc::Status::OK);
       return;
     }
@@ -54,6 +64,10 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1:
   }
 
   void OnDone() override {
+    // Cancelled: the stream ended without its status reaching the agent (the agent vanished or
+    // cancelled, the keepalive found the connection dead, or gRPC refused a message over the
+    // receive limit with RESOURCE_EXHAUSTED before it reached us).
+    if (ctx_->IsCancelled()) deps_.metrics.streams_aborted.Increment();
     stream_.Close();
     delete this;
   }
@@ -81,6 +95,10 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1:
     options.max_block_size = kMaxBlock;
     arena_.emplace(options);
     in_ = google::protobuf::Arena::CreateMessage<v1::AgentMessage>(&*arena_);
+    // gRPC reports a message that does not parse as a failed read, like the end of the
+    // stream; but it has cleared the message before parsing, which the end of a stream never
+    // does: a mark that is gone tells the two apart.
+    in_->mutable_batch()->set_sequence(kUnreadMark);
   }
 
   void Send(const IngestStream::Reply& reply) {
@@ -132,7 +150,13 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1:
     MaybeWriteLocked();
   }
 
+  bool ReadFailedToParse() const {
+    return !in_->has_batch() || in_->batch().sequence() != kUnreadMark;
+  }
+
+  static constexpr uint64_t kUnreadMark = ~uint64_t{0};
   IngestService::Deps& deps_;
+  grpc::CallbackServerContext* const ctx_;
   IngestStream stream_;
   size_t block_size_ = 4 << 10;  // of in_'s arena
   std::optional<google::protobuf::Arena> arena_;

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/logging.h"
 
 namespace railwatch {
@@ -67,6 +69,16 @@ grpc::Status IngestStream::HandleBatch(const v1::Batch& batch, Reply& reply) {
     reply.ack = last_sequence_;
     return grpc::Status::OK;
   }
+  if (batch.definitions_size() > 0 &&
+      series_.size() + static_cast<size_t>(batch.definitions_size()) >
+          deps_.max_series_per_stream) {
+    deps_.metrics.ingest_errors.Add({{"reason", "too_many_series"}}).Increment();
+    return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+            absl::StrCat("agent ", agent_id_, " would define ",
+                         series_.size() + batch.definitions_size(), " series, over the daemon's "
+                         "limit of ", deps_.max_series_per_stream,
+                         " per agent (railwatchd --max_series_per_agent)")};
+  }
   for (const v1::SeriesDefinition& def : batch.definitions()) {
     if (!ValidName(def.name())) {
       deps_.metrics.ingest_errors.Add({{"reason", "bad_series_name"}}).Increment();
@@ -88,11 +100,21 @@ grpc::Status IngestStream::HandleBatch(const v1::Batch& batch, Reply& reply) {
   thread_local std::vector<SeriesStore::PendingSample> pending;
   pending.clear();
   int64_t newest = 0;
-  uint64_t unknown = 0;
+  uint64_t unknown = 0, bad_time = 0, bad_value = 0;
   for (const v1::Point& p : batch.points()) {
     const std::optional<SeriesRef> ref = series_.Find(p.series_id());
     if (!ref) {
       ++unknown;
+      continue;
+    }
+    // Times before 1970 (or none) and gauges that are not numbers would sit in the store as
+    // its newest sample and turn every later rate and comparison into nonsense.
+    if (p.time_unix_nano() <= 0) {
+      ++bad_time;
+      continue;
+    }
+    if (p.value_case() == v1::Point::kGauge && !std::isfinite(p.gauge())) {
+      ++bad_value;
       continue;
     }
     const double value =
@@ -102,9 +124,11 @@ grpc::Status IngestStream::HandleBatch(const v1::Batch& batch, Reply& reply) {
   }
   bool watched = !pending.empty() && deps_.store.AppendMany(pending);
   const uint64_t stored = pending.size();
-  if (unknown > 0) {
-    deps_.metrics.ingest_errors.Add({{"reason", "unknown_series"}})
-        .Increment(static_cast<double>(unknown));
+  for (auto [reason, n] : {std::pair{"unknown_series", unknown}, {"bad_timestamp", bad_time},
+                           {"bad_value", bad_value}}) {
+    if (n > 0) {
+      deps_.metrics.ingest_errors.Add({{"reason", reason}}).Increment(static_cast<double>(n));
+    }
   }
   deps_.metrics.samples_ingested.Increment(static_cast<double>(stored));
   deps_.metrics.events_ingested.Increment(batch.events_size());

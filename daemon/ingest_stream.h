@@ -27,6 +27,9 @@ struct IngestDeps {
   // Where events go (null: counted and dropped), and who learns jobs from them.
   EventStore* events = nullptr;
   JobRegistry* jobs = nullptr;
+  // Series one stream may define; a batch that would pass it ends the stream with
+  // RESOURCE_EXHAUSTED (a runaway or hostile agent must not fill the store).
+  size_t max_series_per_stream = 1'000'000;
 };
 
 // One Ingest stream's protocol and storage, without the network: a Hello first, then batches,

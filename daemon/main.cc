@@ -37,6 +37,11 @@ ABSL_FLAG(std::string, topology, "",
 ABSL_FLAG(double, gpu_hour_cost, 30,
           "what one GPU-hour costs (fully loaded), for the blast radius' $/minute");
 ABSL_FLAG(int, event_capacity, 100000, "events kept in memory for playbooks and queries");
+ABSL_FLAG(int, max_message_bytes, 64 << 20,
+          "largest gRPC message accepted (an agent's first batch carries all its series "
+          "definitions); larger ones are refused with RESOURCE_EXHAUSTED");
+ABSL_FLAG(int64_t, max_series_per_agent, 1000000,
+          "series one agent stream may define; past it the stream ends with RESOURCE_EXHAUSTED");
 constexpr char kDefaultStateDir[] = "/var/lib/railwatch";
 ABSL_FLAG(std::string, state_dir, kDefaultStateDir,
           "directory where firing and pending diagnoses are saved, so that a restart neither "
@@ -121,6 +126,9 @@ int main(int argc, char** argv) {
 
 
   railwatch::Daemon daemon(options);
+  options.max_receive_message_bytes = std::max(1 << 20, absl::GetFlag(FLAGS_max_message_bytes));
+  options.max_series_per_agent =
+      static_cast<size_t>(std::max<int64_t>(1, absl::GetFlag(FLAGS_max_series_per_agent)));
   if (absl::Status s = daemon.Start(); !s.ok()) {
     spdlog::critical("cannot start: {}", s.message());
     return 1;

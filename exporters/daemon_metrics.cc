@@ -30,6 +30,10 @@ DaemonMetrics::DaemonMetrics(prometheus::Registry& r)
                         .Register(r)),
       agents_connected(NewGauge(r, "railwatch_agents_connected", "Agents with an open stream.")),
       series(NewGauge(r, "railwatch_series", "Series held in the store.")),
+      streams_aborted(NewCounter(r, "railwatch_ingest_streams_aborted_total",
+                                 "Ingest streams that ended without a clean close: the agent "
+                                 "vanished or cancelled, the keepalive found the connection "
+                                 "dead, or gRPC refused a message over the receive limit.")),
       samples_out_of_order(NewCounter(r, "railwatch_store_samples_out_of_order_total",
                                       "Samples dropped because they were not newer than the "
                                       "series' latest.")),
@@ -47,7 +51,8 @@ DaemonMetrics::DaemonMetrics(prometheus::Registry& r)
   // Every reason the ingest service counts starts at 0, so that rate() and alert rules see a
   // series before the first error.
   for (const char* reason : {"empty_message", "protocol", "duplicate_batch", "bad_series_name",
-                             "unknown_series"}) {
+                             "unknown_series", "unparsable", "bad_timestamp", "bad_value",
+                             "too_many_series"}) {
     ingest_errors.Add({{"reason", reason}});
   }
   prometheus::BuildGauge()

@@ -23,6 +23,8 @@ class DaemonMetrics {
   prometheus::Counter& batches_ingested;
   prometheus::Counter& events_ingested;
   prometheus::Counter& streams_opened;
+  // Streams that ended without their status reaching the agent (daemon/ingest_service.cc).
+  prometheus::Counter& streams_aborted;
   prometheus::Family<prometheus::Counter>& ingest_errors;  // {reason}
   prometheus::Gauge& agents_connected;
   prometheus::Gauge& series;

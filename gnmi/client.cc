@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/grpc_keepalive.h"
 #include "common/labels.h"
 #include "common/logging.h"
 #include "grpcpp/create_channel.h"
@@ -20,9 +21,10 @@ int Millis(absl::Duration d) {
 std::shared_ptr<grpc::Channel> MakeGnmiChannel(const GnmiTargetConfig& target,
                                                const GnmiChannelOptions& options) {
   grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, Millis(options.keepalive_time));
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, Millis(options.keepalive_timeout));
-  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  SetClientKeepalive(args, Millis(options.keepalive_time), Millis(options.keepalive_timeout));
+  // Not between subscriptions: a switch's gNMI server (gRPC's default policy) takes pings on a
+  // connection without calls for abuse and answers GOAWAY too_many_pings.
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 0);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, Millis(options.backoff.initial));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, Millis(options.backoff.max));
   args.SetMaxReceiveMessageSize(options.max_receive_message_bytes);

@@ -24,7 +24,8 @@ namespace railwatch {
 struct GnmiChannelOptions {
   // HTTP/2 keepalive: a target that died without closing the connection is noticed within
   // keepalive_time + keepalive_timeout.
-  absl::Duration keepalive_time = absl::Seconds(20);
+  // (10 s + 10 s: common/grpc_keepalive.h.)
+  absl::Duration keepalive_time = absl::Seconds(10);
   absl::Duration keepalive_timeout = absl::Seconds(10);
   // Between subscription attempts; also given to the channel as its reconnect backoff so
   // that a restarted target is found again as soon as our own backoff allows.
