@@ -1,7 +1,6 @@
 #include "agent/agent.h"
 
 #include <chrono>
-#include <random>
 
 #include "common/version.h"
 #include "common/logging.h"
@@ -24,7 +23,7 @@ Agent::Agent(Options options, std::vector<std::unique_ptr<Collector>> collectors
   hello.set_role(options_.role);
   hello.set_hostname(options_.hostname);
   hello.set_version(kVersion);
-  hello.set_instance_id(std::random_device{}() | (uint64_t{std::random_device{}()} << 32));
+  std::unique_ptr<Spool> spool = OpenAgentSpool(options_.spool, hello, builder_, clock_);
   for (const auto& c : collectors_) {
     hello.add_collectors(std::string(c->name()));
     Labels labels = {{"collector", std::string(c->name())}};
@@ -33,7 +32,39 @@ Agent::Agent(Options options, std::vector<std::unique_ptr<Collector>> collectors
         {registry_.Define("railwatch_collector_duration_seconds", MetricKind::kGauge, labels, 0),
          registry_.Define("railwatch_collector_success", MetricKind::kGauge, labels, 0)});
   }
-  sender_ = std::make_unique<Sender>(options_.sender, registry_);
+  DefineDeliverySeries(spool != nullptr);
+  sender_ = std::make_unique<Sender>(options_.sender, registry_, std::move(spool));
+}
+
+void Agent::DefineDeliverySeries(bool spool) {
+  Labels labels;
+  if (options_.role == v1::AGENT_ROLE_SWITCH) labels.push_back({"agent", options_.agent_id});
+  auto define = [&](std::string_view name, MetricKind kind) {
+    return registry_.Define(name, kind, labels, 0);
+  };
+  using enum MetricKind;
+  delivery_series_.queue_dropped = define("railwatch_agent_queue_dropped_batches_total", kCounter);
+  if (!spool) return;
+  delivery_series_.spool_appended = define("railwatch_agent_spool_appended_batches_total", kCounter);
+  delivery_series_.spool_replayed = define("railwatch_agent_spool_replayed_batches_total", kCounter);
+  delivery_series_.spool_dropped = define("railwatch_agent_spool_dropped_batches_total", kCounter);
+  delivery_series_.spool_dropped_bytes =
+      define("railwatch_agent_spool_dropped_bytes_total", kCounter);
+  delivery_series_.spool_errors = define("railwatch_agent_spool_errors_total", kCounter);
+  delivery_series_.spool_bytes = define("railwatch_agent_spool_bytes", kGauge);
+}
+
+void Agent::EmitDeliverySeries(int64_t t) {
+  builder_.Counter(delivery_series_.queue_dropped, sender_->stats().batches_dropped, t);
+  const Spool* spool = sender_->spool();
+  if (spool == nullptr) return;
+  const Spool::Stats s = spool->stats();
+  builder_.Counter(delivery_series_.spool_appended, s.batches_spooled, t);
+  builder_.Counter(delivery_series_.spool_replayed, s.batches_replayed, t);
+  builder_.Counter(delivery_series_.spool_dropped, s.batches_dropped, t);
+  builder_.Counter(delivery_series_.spool_dropped_bytes, s.bytes_dropped, t);
+  builder_.Counter(delivery_series_.spool_errors, s.append_errors, t);
+  builder_.Gauge(delivery_series_.spool_bytes, static_cast<double>(s.bytes), t);
 }
 
 size_t Agent::PollOnce() {
@@ -48,6 +79,7 @@ size_t Agent::PollOnce() {
     builder_.Gauge(collector_series_[i].duration_id, seconds, t);
     builder_.Gauge(collector_series_[i].success_id, status.ok() ? 1 : 0, t);
   }
+  EmitDeliverySeries(clock_.NowNanos());
   std::shared_ptr<v1::Batch> batch = builder_.Take(sender_->SpareBatch());
   const size_t points = batch->points_size();
   sender_->Enqueue(std::move(batch));

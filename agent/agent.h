@@ -24,6 +24,9 @@ class Agent {
     std::string agent_id;  // defaults to hostname
     absl::Duration interval = absl::Seconds(1);
     Sender::Options sender;
+    // The on-disk spool (agent/spool.h); dir empty: memory only. When it cannot be opened the
+    // agent says why and runs without one.
+    Spool::Options spool;
   };
 
   Agent(Options options, std::vector<std::unique_ptr<Collector>> collectors,
@@ -41,10 +44,20 @@ class Agent {
     uint32_t duration_id;
     uint32_t success_id;
   };
+  // The agent's own delivery series (railwatch_agent_spool_*, railwatch_agent_queue_*).
+  struct DeliverySeries {
+    uint32_t queue_dropped;
+    // Only with a spool.
+    uint32_t spool_appended, spool_replayed, spool_dropped, spool_dropped_bytes, spool_errors,
+        spool_bytes;
+  };
+  void DefineDeliverySeries(bool spool);
+  void EmitDeliverySeries(int64_t t);
 
   Options options_;
   std::vector<std::unique_ptr<Collector>> collectors_;
   std::vector<CollectorSeries> collector_series_;
+  DeliverySeries delivery_series_{};
   const Clock& clock_;
   SeriesRegistry registry_;
   BatchBuilder builder_;

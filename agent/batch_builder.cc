@@ -10,7 +10,21 @@ Labels SeriesRegistry::WithCommonLabels(Labels labels) const {
 
 uint32_t SeriesRegistry::Define(std::string_view name, MetricKind kind, Labels labels,
                                 uint32_t width_bits) {
-  labels = WithCommonLabels(std::move(labels));
+  return DefineNormalized(name, kind, WithCommonLabels(std::move(labels)), width_bits);
+}
+
+uint32_t SeriesRegistry::Intern(const v1::SeriesDefinition& definition) {
+  Labels labels;
+  labels.reserve(definition.labels_size());
+  for (const v1::Label& l : definition.labels()) labels.push_back({l.name(), l.value()});
+  NormalizeLabels(labels);
+  const MetricKind kind = definition.kind() == v1::SERIES_KIND_COUNTER ? MetricKind::kCounter
+                                                                        : MetricKind::kGauge;
+  return DefineNormalized(definition.name(), kind, std::move(labels), definition.width_bits());
+}
+
+uint32_t SeriesRegistry::DefineNormalized(std::string_view name, MetricKind kind, Labels labels,
+                                          uint32_t width_bits) {
   const uint64_t fp = SeriesFingerprint(name, labels);
   absl::MutexLock lock(&mu_);
   auto& ids = by_fingerprint_[fp];

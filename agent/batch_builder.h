@@ -20,6 +20,9 @@ class SeriesRegistry {
   explicit SeriesRegistry(Labels common_labels) : common_labels_(std::move(common_labels)) {}
 
   uint32_t Define(std::string_view name, MetricKind kind, Labels labels, uint32_t width_bits);
+  // A definition read back from the spool (an earlier process's id, labels complete): the id
+  // of the same series (name + labels) here, defined when new.
+  uint32_t Intern(const v1::SeriesDefinition& definition);
   size_t size() const;
   // `labels` plus the common labels, normalised (sorted, no duplicates).
   Labels WithCommonLabels(Labels labels) const;
@@ -27,6 +30,9 @@ class SeriesRegistry {
   size_t AppendDefinitions(size_t from, v1::Batch& batch) const;
 
  private:
+  uint32_t DefineNormalized(std::string_view name, MetricKind kind, Labels labels,
+                            uint32_t width_bits);
+
   const Labels common_labels_;
   // The poll thread defines, the sender thread reads.
   mutable absl::Mutex mu_;
@@ -55,6 +61,9 @@ class BatchBuilder final : public Emitter {
   // Hands over the points gathered so far, with the next sequence number, and goes on in
   // `next` (cleared here; a fresh batch when null).
   std::shared_ptr<v1::Batch> Take(std::shared_ptr<v1::Batch> next = nullptr);
+  // Where sequence numbers go on (1 by default); the spool's, so that they continue above
+  // every sequence an earlier process of this agent used.
+  void set_next_sequence(uint64_t sequence) { next_sequence_ = sequence; }
   size_t points() const { return batch_->points_size(); }
   size_t events() const { return batch_->events_size(); }
 

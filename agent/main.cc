@@ -60,12 +60,22 @@ ABSL_FLAG(std::string, log_paths, "",
           "NCCL / PyTorch / nccl-tests logs to tail, comma-separated files or glob patterns "
           "(\"/var/log/nccl/*.log\"); empty: no log collector");
 ABSL_FLAG(std::string, log_state_dir, "/var/lib/railwatch-agent",
-          "where the log tailer keeps its read offsets across restarts");
+          "where the log tailer keeps its read offsets across restarts (and, by default, the "
+          "spool: see --spool_dir)");
+ABSL_FLAG(std::string, spool_dir, "",
+          "on-disk spool of the batches not yet stored by the daemon (survives outages and "
+          "restarts, SIGKILL included); the agent uses <spool_dir>/<agent id>. Empty: "
+          "<log_state_dir>/spool; \"none\": no spool, memory only (--max_queued_batches)");
+ABSL_FLAG(int64_t, spool_max_bytes, int64_t{256} << 20,
+          "spool size limit; when full, its oldest batches are dropped and counted "
+          "(railwatch_agent_spool_dropped_batches_total)");
 ABSL_FLAG(absl::Duration, backoff_initial, absl::Milliseconds(200),
           "first reconnect delay (then x1.6 per attempt, jittered by 20%)");
 ABSL_FLAG(absl::Duration, backoff_max, absl::Seconds(30), "reconnect delay cap");
 ABSL_FLAG(int, max_queued_batches, 600,
-          "batches kept while the daemon is unreachable (600 = 10 minutes at 1 s)");
+          "batches kept in memory: with a spool, its newest ones (older ones are read back from "
+          "disk); without one, all that is kept while the daemon is unreachable (600 = 10 "
+          "minutes at 1 s)");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn or error");
 
 int main(int argc, char** argv) {
@@ -111,6 +121,17 @@ int main(int argc, char** argv) {
   options.sender.server = absl::GetFlag(FLAGS_server);
   options.sender.max_queued_batches =
       static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_max_queued_batches)));
+  if (std::string spool = absl::GetFlag(FLAGS_spool_dir); spool != "none") {
+    if (spool.empty()) spool = absl::GetFlag(FLAGS_log_state_dir) + "/spool";
+    // One directory per agent: several agents may share a machine (and --spool_dir).
+    std::string id = options.agent_id.empty() ? options.hostname : options.agent_id;
+    for (char& c : id) {
+      if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
+    }
+    options.spool.dir = spool + "/" + id;
+    options.spool.max_bytes =
+        static_cast<uint64_t>(std::max<int64_t>(1 << 20, absl::GetFlag(FLAGS_spool_max_bytes)));
+  }
   options.sender.backoff.initial = absl::GetFlag(FLAGS_backoff_initial);
   options.sender.backoff.max = absl::GetFlag(FLAGS_backoff_max);
 

@@ -10,8 +10,12 @@
 
 namespace railwatch {
 
-Sender::Sender(Options options, const SeriesRegistry& registry)
-    : options_(std::move(options)), registry_(registry), backoff_(options_.backoff) {
+Sender::Sender(Options options, SeriesRegistry& registry, std::unique_ptr<Spool> spool)
+    : options_(std::move(options)),
+      registry_(registry),
+      spool_(std::move(spool)),
+      backoff_(options_.backoff) {
+  if (spool_) last_enqueued_ = spool_->last_recovered_sequence();
   grpc::ChannelArguments args;
   // Notice a dead daemon within 20 s even when idle.
   SetClientKeepalive(args);
@@ -34,7 +38,7 @@ void Sender::Stop(absl::Duration grace) {
   {
     absl::MutexLock lock(&mu_);
     auto drained = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-      return queue_.empty() || !stats_.connected;
+      return acked_ >= last_enqueued_ || !stats_.connected;
     };
     mu_.AwaitWithTimeout(absl::Condition(&drained), grace);
     stopping_ = true;
@@ -44,13 +48,22 @@ void Sender::Stop(absl::Duration grace) {
 }
 
 void Sender::Enqueue(std::shared_ptr<v1::Batch> batch) {
+  bool spooled = false;
+  if (spool_) {
+    absl::Status s = spool_->Append(*batch, registry_);
+    spooled = s.ok();
+    // A full or broken disk: the batch still has its place in memory. Logged once in a while.
+    if (!s.ok() && spool_->stats().append_errors % 100 == 1) {
+      spdlog::error("{} ({} appends failed so far)", s.message(), spool_->stats().append_errors);
+    }
+  }
   absl::MutexLock lock(&mu_);
   const uint64_t sequence = batch->sequence();
-  queue_.push_back({sequence, std::move(batch)});
+  queue_.push_back({sequence, std::move(batch), spooled});
+  last_enqueued_ = std::max(last_enqueued_, sequence);
   while (queue_.size() > options_.max_queued_batches) {
+    if (!queue_.front().spooled) ++stats_.batches_dropped;
     PopFront();
-    if (unsent_index_ > 0) --unsent_index_;
-    ++stats_.batches_dropped;
   }
 }
 
@@ -62,11 +75,56 @@ void Sender::PopFront() {
   if (batch.use_count() == 1 && spares_.size() < kMaxSpares) spares_.push_back(std::move(batch));
 }
 
-std::shared_ptr<v1::Batch> Sender::SpareBatch() {
-  absl::MutexLock lock(&mu_);
+std::shared_ptr<v1::Batch> Sender::SpareLocked() {
   if (spares_.empty()) return nullptr;
   std::shared_ptr<v1::Batch> batch = std::move(spares_.back());
   spares_.pop_back();
+  return batch;
+}
+
+std::shared_ptr<v1::Batch> Sender::SpareBatch() {
+  absl::MutexLock lock(&mu_);
+  return SpareLocked();
+}
+
+void Sender::AckedLocked(uint64_t sequence) {
+  acked_ = std::max(acked_, sequence);
+  stats_.acked_sequence = acked_;
+  while (!queue_.empty() && queue_.front().sequence <= acked_) PopFront();
+  if (spool_) spool_->Ack(acked_);
+}
+
+std::shared_ptr<v1::Batch> Sender::NextBatch() {
+  uint64_t from_disk = 0;
+  std::shared_ptr<v1::Batch> batch;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = std::upper_bound(queue_.begin(), queue_.end(), last_sent_,
+                               [](uint64_t s, const Queued& q) { return s < q.sequence; });
+    const uint64_t in_memory = it != queue_.end() ? it->sequence : 0;
+    const uint64_t on_disk = spool_ ? spool_->NextAfter(last_sent_) : 0;
+    if (in_memory == 0 && on_disk == 0) {  // dropped
+      last_sent_ = last_enqueued_;
+      return nullptr;
+    }
+    if (in_memory != 0 && (on_disk == 0 || in_memory <= on_disk)) {
+      last_sent_ = in_memory;
+      ++stats_.batches_sent;
+      return it->batch;
+    }
+    from_disk = on_disk;
+    batch = SpareLocked();
+  }
+  if (!batch) batch = std::make_shared<v1::Batch>();
+  absl::Status s = spool_->Read(from_disk, registry_, *batch);
+  absl::MutexLock lock(&mu_);
+  last_sent_ = std::max(last_sent_, from_disk);
+  if (!s.ok()) {
+    spdlog::warn("spool: {}; skipped", s.message());
+    return nullptr;
+  }
+  ++stats_.batches_sent;
+  ++stats_.batches_from_spool;
   return batch;
 }
 
@@ -111,10 +169,12 @@ grpc::Status Sender::RunStream() {
   v1::AgentMessage hello;
   *hello.mutable_hello() = options_.hello;
   v1::DaemonMessage reply;
-  if (!stream->Write(hello) || !stream->Read(&reply) || !reply.has_welcome()) {
+  const bool answered = stream->Write(hello) && stream->Read(&reply);
+  if (!answered || !reply.has_welcome()) {
     // Cancel before Finish: a daemon that answered something other than Welcome is still
-    // waiting for our next message, and Finish would block on it.
-    ctx.TryCancel();
+    // waiting for our next message, and Finish would block on it. One that did not answer
+    // has ended the stream, and Finish says why (UNAUTHENTICATED: no client certificate).
+    if (answered) ctx.TryCancel();
     clear_ctx();
     grpc::Status s = stream->Finish();
     return s.ok() ? grpc::Status(grpc::StatusCode::UNAVAILABLE, "no welcome from daemon") : s;
@@ -125,9 +185,8 @@ grpc::Status Sender::RunStream() {
     stats_.connected = true;
     ++stats_.connects;
     // The daemon already has everything up to last_sequence from this instance.
-    const uint64_t have = reply.welcome().last_sequence();
-    while (!queue_.empty() && queue_.front().sequence <= have) PopFront();
-    unsent_index_ = 0;
+    AckedLocked(reply.welcome().last_sequence());
+    last_sent_ = acked_;
   }
   spdlog::info("connected to daemon {} (version {})", options_.server,
                reply.welcome().daemon_version());
@@ -138,12 +197,7 @@ grpc::Status Sender::RunStream() {
     while (stream->Read(&msg)) {
       if (!msg.has_ack()) continue;
       absl::MutexLock lock(&mu_);
-      const uint64_t acked = msg.ack().sequence();
-      while (!queue_.empty() && queue_.front().sequence <= acked) {
-        PopFront();
-        if (unsent_index_ > 0) --unsent_index_;
-        ++stats_.batches_acked;
-      }
+      AckedLocked(msg.ack().sequence());
     }
     absl::MutexLock lock(&mu_);
     stream_broken_ = true;
@@ -153,18 +207,16 @@ grpc::Status Sender::RunStream() {
   bool write_failed = false;
   v1::AgentMessage msg;
   while (true) {
-    std::shared_ptr<v1::Batch> batch;
     {
       absl::MutexLock lock(&mu_);
       auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-        return stopping_ || stream_broken_ || unsent_index_ < queue_.size();
+        return stopping_ || stream_broken_ || last_sent_ < last_enqueued_;
       };
       mu_.Await(absl::Condition(&ready));
       if (stopping_ || stream_broken_) break;
-      batch = queue_[unsent_index_].batch;
-      ++unsent_index_;
-      ++stats_.batches_sent;
     }
+    std::shared_ptr<v1::Batch> batch = NextBatch();
+    if (!batch) continue;
     // Series this stream has not been told about yet (ids are dense). They ride on this write
     // only: a later stream that resends the batch sends its own definitions.
     definitions_sent = registry_.AppendDefinitions(definitions_sent, *batch);

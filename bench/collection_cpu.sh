@@ -60,7 +60,7 @@ until [ -s "$WORK/ready.json" ]; do sleep 0.1; done
 GRPC=$(sed -n 's/.*"grpc": "\([^"]*\)".*/\1/p' "$WORK/ready.json")
 # shellcheck disable=SC2086
 "$B/agent/railwatch-agent" --server="$GRPC" --hostname=gpu-node-001 --sysfs_root="$HOST_ROOT" \
-  --interval=${INTERVAL_MS}ms $EXTRA_AGENT_FLAGS >"$WORK/agent.log" 2>&1 &
+  --interval=${INTERVAL_MS}ms --log_state_dir="$WORK/state" $EXTRA_AGENT_FLAGS >"$WORK/agent.log" 2>&1 &
 AG=$!
 PIDS+=($AG)
 sleep 3  # discovery, connection, first batches

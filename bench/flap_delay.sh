@@ -33,7 +33,7 @@ for i in $(seq 1 $HOSTS); do
   host=$(printf 'gpu-node-%03d' "$i")
   until [ -d "$WORK/sys/$host" ]; do sleep 0.1; done
   "$B/agent/railwatch-agent" --server="$GRPC" --hostname="$host" --sysfs_root="$WORK/sys/$host" \
-    >"$WORK/agent-$host.log" 2>&1 &
+    --log_state_dir="$WORK/state" >"$WORK/agent-$host.log" 2>&1 &
   PIDS+=($!)
 done
 sleep $(( (3000 + FLAPS * SPACING_MS) / 1000 + 3 ))

@@ -497,6 +497,22 @@ std::span<const SelfMetricSpec> AgentSelfMetrics() {
        "Failed opens, reads, watches, state reads and writes, inotify overflows."},
       {"railwatch_log_tailer_open_files", kGauge,
        "Log files held open (followed, and rotated ones being finished)."},
+      // Delivery to the daemon: the sender's memory queue and the on-disk spool
+      // (docs/OPERATIONS.md "Agent spool").
+      {"railwatch_agent_queue_dropped_batches_total", kCounter,
+       "Batches dropped from the agent's memory queue while not in its spool (no spool, or the "
+       "spool's write failed): lost."},
+      {"railwatch_agent_spool_appended_batches_total", kCounter,
+       "Batches the agent wrote to its on-disk spool before sending them."},
+      {"railwatch_agent_spool_replayed_batches_total", kCounter,
+       "Batches read back from the spool and sent (after an outage, or left by an earlier run)."},
+      {"railwatch_agent_spool_dropped_batches_total", kCounter,
+       "Unacknowledged batches lost because the spool was full and its oldest segment dropped."},
+      {"railwatch_agent_spool_dropped_bytes_total", kCounter,
+       "Bytes of spool segments dropped because the spool was full."},
+      {"railwatch_agent_spool_errors_total", kCounter,
+       "Batches the agent could not write to its spool (disk full, I/O error)."},
+      {"railwatch_agent_spool_bytes", kGauge, "Bytes in the agent's spool now."},
   };
   return kSelf;
 }

@@ -139,6 +139,8 @@ std::vector<std::string> SwitchAgentArgs(const RunPaths& p, const std::string& s
           "--gnmi_targets=" + p.targets,
           "--gnmi_profiles=" + gnmi_profiles_dir,
           "--topology=" + p.topology,
+          // Its spool (<log_state_dir>/spool) in the run's work dir: no replay into another run.
+          absl::StrCat("--log_state_dir=", p.work, "/state/switch-agent"),
           "--backoff_initial=100ms",
           "--backoff_max=1s"};
 }

@@ -25,7 +25,7 @@ echo "daemon: gRPC $GRPC, metrics $METRICS"
 
 for host in gpu-node-001 gpu-node-002 gpu-node-003; do
   "$AGENT" --server="$GRPC" --hostname="$host" --sysfs_root="$WORK/sys/$host" \
-    --netdevs=none --backoff_initial=100ms --backoff_max=1s \
+    --netdevs=none --backoff_initial=100ms --backoff_max=1s --log_state_dir="$WORK/state" \
     >"$WORK/agent-$host.log" 2>&1 &
   PIDS+=($!)
 done

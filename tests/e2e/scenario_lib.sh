@@ -69,14 +69,14 @@ start_agents() {
   "$AGENT" --role=switch --agent_id=switch-agent --server="$GRPC" --interval=1s \
     --gnmi_targets="$WORK/targets.yaml" --gnmi_profiles="$SRC/profiles/gnmi" \
     --topology="$WORK/topology.yaml" --backoff_initial=100ms --backoff_max=1s \
-    >"$WORK/switch-agent.log" 2>&1 &
+    --log_state_dir="$WORK/state" >"$WORK/switch-agent.log" 2>&1 &
   PIDS+=($!)
   local h host
   for h in $(seq 1 "$HOSTS"); do
     host=$(host_name "$h")
     "$AGENT" --server="$GRPC" --hostname="$host" --sysfs_root="$WORK/sys/$host" --interval=1s \
       --ethtool=false --link_events=false --backoff_initial=100ms --backoff_max=1s \
-      >"$AGENT_LOGS/$host.log" 2>&1 &
+      --log_state_dir="$WORK/state" >"$AGENT_LOGS/$host.log" 2>&1 &
     PIDS+=($!)
   done
   local deadline=$((SECONDS + 60))

@@ -31,7 +31,7 @@ start_daemon 127.0.0.1:0 "$WORK/ready.json" "$WORK/daemon.log"
 "$AGENT" --role=switch --agent_id=switch-agent-1 --server="$GRPC" \
   --gnmi_targets="$WORK/targets.yaml" --gnmi_profiles="$SRC/profiles/gnmi" \
   --topology="$WORK/topology.yaml" --backoff_initial=100ms --backoff_max=1s \
-  >"$WORK/agent.log" 2>&1 &
+  --log_state_dir="$WORK/state" >"$WORK/agent.log" 2>&1 &
 PIDS+=($!)
 
 all_targets_connected() {

@@ -141,7 +141,8 @@ TEST(ScenarioFlags, DaemonAndAgents) {
               ElementsAre("--role=switch", "--agent_id=switch-agent", "--server=127.0.0.1:4000",
                           "--interval=1s", "--gnmi_targets=/w/targets.yaml",
                           "--gnmi_profiles=/src/profiles/gnmi", "--topology=/w/topology.yaml",
-                          "--backoff_initial=100ms", "--backoff_max=1s"));
+                          "--log_state_dir=/w/state/switch-agent", "--backoff_initial=100ms",
+                          "--backoff_max=1s"));
   EXPECT_THAT(HostAgentArgs(p, "127.0.0.1:4000", "gpu-node-002", true),
               ElementsAre("--server=127.0.0.1:4000", "--hostname=gpu-node-002",
                           "--sysfs_root=/w/sys/gpu-node-002", "--interval=1s",
