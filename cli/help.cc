@@ -108,7 +108,9 @@ No daemon is needed. --json for machine-readable output.
       {"triage", R"(usage: railwatch triage FILE... [--json]
 
 Offline triage of NCCL, PyTorch, NCCL RAS and nccl-tests logs (- is stdin): what failed, where,
-the likely fabric cause, what to run next. No daemon is needed.
+the likely fabric cause, what to run next. No daemon is needed. Pasted `rdma statistic show`,
+`rdma link show`, `rdma -j` and ibstatus output (alone or inside a log) is recognised too:
+retries, completion errors, out_of_buffer and links down, per device/port.
 )"},
       {"gnmi", R"(usage: railwatch gnmi decode FILE...|- [--format=F] [--profile=NAME|FILE.yaml] [--profiles_dir=DIR]
 
