@@ -133,12 +133,24 @@ absl::Status ErrnoError(const std::string& what, const std::string& path) {
 }  // namespace
 
 std::string StateToJson(const EngineState& state) {
-  json diagnoses = json::array();
+  // Each diagnosis' protobuf JSON is spliced in as text: parsing it into a json tree only to
+  // print it again was most of a save's time (bench/state_save_bench.cc).
+  const auto dump = [](const json& j) {
+    // Invalid UTF-8 in a log line quoted as evidence must not make the state unwritable.
+    return j.dump(-1, ' ', false, json::error_handler_t::replace);
+  };
   google::protobuf::util::JsonPrintOptions options;
   options.preserve_proto_field_names = true;
-  for (const SavedDiagnosis& d : state.diagnoses) {
-    std::string proto_json;
-    (void)google::protobuf::util::MessageToJsonString(d.diagnosis, &proto_json, options);
+  json head = {{"format", kFormat},
+               {"version", kVersion},
+               {"saved_at", FormatTime(state.saved_at_unix_nano)},
+               {"saved_at_unix_nano", state.saved_at_unix_nano}};
+  std::string out = dump(head);
+  out.pop_back();  // its closing brace
+  out += ",\n\"diagnoses\": [";
+  std::string proto_json;
+  for (size_t i = 0; i < state.diagnoses.size(); ++i) {
+    const SavedDiagnosis& d = state.diagnoses[i];
     json symptoms = json::array();
     for (const SavedSymptom& s : d.symptoms) {
       symptoms.push_back({{"playbook", s.playbook},
@@ -150,11 +162,15 @@ std::string StateToJson(const EngineState& state) {
                           {"first_seen_unix_nano", s.first_seen_unix_nano},
                           {"last_seen_unix_nano", s.last_seen_unix_nano}});
     }
-    diagnoses.push_back({{"key", d.key},
-                         {"labels", LabelsJson(d.labels)},
-                         {"last_true_unix_nano", d.last_true_unix_nano},
-                         {"diagnosis", json::parse(proto_json)},
-                         {"symptoms", std::move(symptoms)}});
+    json entry = {{"key", d.key},
+                  {"labels", LabelsJson(d.labels)},
+                  {"last_true_unix_nano", d.last_true_unix_nano},
+                  {"symptoms", std::move(symptoms)}};
+    proto_json.clear();
+    (void)google::protobuf::util::MessageToJsonString(d.diagnosis, &proto_json, options);
+    absl::StrAppend(&out, i == 0 ? "\n" : ",\n", dump(entry));
+    out.pop_back();
+    absl::StrAppend(&out, ",\"diagnosis\":", proto_json, "}");
   }
   json incidents = json::array();
   for (const SavedIncidents& i : state.incidents) {
@@ -162,14 +178,8 @@ std::string StateToJson(const EngineState& state) {
                          {"key", i.key},
                          {"resolved_unix_nano", i.resolved_unix_nano}});
   }
-  json root = {{"format", kFormat},
-               {"version", kVersion},
-               {"saved_at", FormatTime(state.saved_at_unix_nano)},
-               {"saved_at_unix_nano", state.saved_at_unix_nano},
-               {"diagnoses", std::move(diagnoses)},
-               {"incidents", std::move(incidents)}};
-  // Invalid UTF-8 in a log line quoted as evidence must not make the state unwritable.
-  return root.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+  absl::StrAppend(&out, "],\n\"incidents\": ", dump(incidents), "}\n");
+  return out;
 }
 
 absl::StatusOr<EngineState> StateFromJson(absl::string_view text) {

@@ -138,6 +138,10 @@ absl::Status Engine::WriteState(int64_t now) {
       s.labels = a.labels;
       s.last_true_unix_nano = a.last_true;
       s.diagnosis = a.diagnosis;
+      // The readings behind each evidence line are most of a diagnosis' bytes (16 series x
+      // a minute of samples), and the next evaluation where the condition holds refills
+      // them: the summaries are kept, the points are not.
+      for (v1::Evidence& e : *s.diagnosis.mutable_evidence()) e.clear_points();
       for (const auto& [skey, sym] : a.symptoms) {
         const size_t zero = skey.find('\0');
         s.symptoms.push_back({sym.playbook,
