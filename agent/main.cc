@@ -14,6 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "agent/agent.h"
+#include "agent/tls_channel.h"
 #include "collectors/link_setup.h"
 #include "collectors/log_collector.h"
 #include "collectors/rdma_sysfs_collector.h"
@@ -23,6 +24,15 @@
 #include "gnmi/switch_collector.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:9740", "railwatchd gRPC address");
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM CA that signed railwatchd's certificate: connect with TLS (the certificate must "
+          "name the host of --server). Empty: plain text (docs/SECURITY.md)");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM client certificate for mutual TLS (signed by the daemon's --tls_client_ca), "
+          "with --tls_key");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert (unencrypted)");
+ABSL_FLAG(absl::Duration, tls_reload_interval, absl::Minutes(1),
+          "how often the --tls_* files are read again (renewed certificates without a restart)");
 ABSL_FLAG(std::string, role, "host",
           "host: this host's RDMA, ethtool, link and log signals; switch: gNMI telemetry of the "
           "switches in --gnmi_targets");
@@ -119,6 +129,17 @@ int main(int argc, char** argv) {
   options.agent_id = absl::GetFlag(FLAGS_agent_id);
   options.interval = absl::GetFlag(FLAGS_interval);
   options.sender.server = absl::GetFlag(FLAGS_server);
+  if (railwatch::AgentTlsFiles tls{absl::GetFlag(FLAGS_tls_ca), absl::GetFlag(FLAGS_tls_cert),
+                                   absl::GetFlag(FLAGS_tls_key),
+                                   absl::GetFlag(FLAGS_tls_reload_interval)};
+      railwatch::UsesTls(tls)) {
+    auto credentials = railwatch::MakeAgentChannelCredentials(tls);
+    if (!credentials.ok()) {
+      spdlog::critical("{}", credentials.status().message());
+      return 2;
+    }
+    options.sender.credentials = *std::move(credentials);
+  }
   options.sender.max_queued_batches =
       static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_max_queued_batches)));
   if (std::string spool = absl::GetFlag(FLAGS_spool_dir); spool != "none") {

@@ -36,11 +36,34 @@ std::string TargetsTable(const v1::ListAgentsResponse& response) {
   return targets.rows() == 0 ? "" : targets.Render();
 }
 
+// `railwatch agents forget ID`: an admin removes a decommissioned agent from the list.
+int ForgetAgent(const std::string& agent_id, const CliOptions& o, std::ostream& out,
+                std::ostream& err) {
+  v1::ForgetAgentRequest request;
+  request.set_agent_id(agent_id);
+  v1::ForgetAgentResponse response;
+  if (int rc = QueryOnce(o, &v1::Query::Stub::ForgetAgent, request, &response, err);
+      rc != kExitOk) {
+    return rc;
+  }
+  if (o.json) {
+    out << ToJson(response) << "\n";
+  } else {
+    out << "Forgot agent " << agent_id << " (" << response.forgotten().hostname()
+        << ", last seen " << Ago(response.forgotten().last_seen_unix_nano()) << ").\n";
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunAgents(const CommandArgs& args, const CliOptions& o, std::ostream& out,
               std::ostream& err) {
-  if (args.size() != 1) return UsageError("agents", "takes no arguments", err);
+  if (args.size() >= 2 && args[1] == "forget") {
+    if (args.size() != 3) return UsageError("agents", "forget takes one agent id", err);
+    return ForgetAgent(args[2], o, out, err);
+  }
+  if (args.size() != 1) return UsageError("agents", "takes no arguments (or forget ID)", err);
   v1::ListAgentsResponse response;
   if (std::optional<int> done = QueryForTable(o, &v1::Query::Stub::ListAgents,
                                               v1::ListAgentsRequest(), &response, out, err)) {

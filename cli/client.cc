@@ -4,9 +4,10 @@
 #include <ostream>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "common/text.h"
 #include "common/grpc_keepalive.h"
+#include "common/text.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace railwatch {
@@ -49,11 +50,30 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
   return grpc::SslCredentials(ssl);
 }
 
+absl::StatusOr<std::string> TokenFor(const CliOptions& options) {
+  if (options.token_file.empty()) return options.token;
+  absl::StatusOr<std::string> text = ReadFile(options.token_file);
+  if (!text.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--token_file: ", text.status().message()));
+  }
+  std::string token(absl::StripAsciiWhitespace(text->substr(0, text->find('\n'))));
+  if (token.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--token_file ", options.token_file, ": empty (no token on its first line)"));
+  }
+  return token;
+}
+
 std::unique_ptr<QueryClient> QueryClient::Open(const CliOptions& options, std::ostream& err) {
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       ChannelCredentialsFor(options.tls);
   if (!credentials.ok()) {
     err << "railwatch: " << credentials.status().message() << "\n";
+    return nullptr;
+  }
+  absl::StatusOr<std::string> token = TokenFor(options);
+  if (!token.ok()) {
+    err << "railwatch: " << token.status().message() << "\n";
     return nullptr;
   }
   grpc::ChannelArguments args;
@@ -62,7 +82,12 @@ std::unique_ptr<QueryClient> QueryClient::Open(const CliOptions& options, std::o
   // (A quiet watch carries no data for hours: the client pings regardless.)
   SetClientKeepalive(args);
   auto channel = grpc::CreateCustomChannel(options.server, *credentials, args);
-  return std::unique_ptr<QueryClient>(new QueryClient(options, v1::Query::NewStub(channel)));
+  return std::unique_ptr<QueryClient>(
+      new QueryClient(options, v1::Query::NewStub(channel), *std::move(token)));
+}
+
+void QueryClient::AddCredentials(grpc::ClientContext& context) const {
+  if (!token_.empty()) context.AddMetadata("authorization", "Bearer " + token_);
 }
 
 void QueryClient::SetDeadline(grpc::ClientContext& context) const {
@@ -87,6 +112,18 @@ int QueryClient::ExitCodeFor(const grpc::Status& status, std::ostream& err) cons
     case grpc::StatusCode::NOT_FOUND:
       err << "railwatch: " << status.error_message() << "\n";
       return kExitNotFound;
+    case grpc::StatusCode::UNAUTHENTICATED:
+      err << "railwatch: the daemon wants credentials: " << status.error_message() << "\n"
+          << (token_.empty() ? "(give --token_file=FILE or $RAILWATCH_TOKEN, or --tls_cert and "
+                               "--tls_key)\n"
+                             : "(the token given was refused)\n");
+      return kExitDenied;
+    case grpc::StatusCode::PERMISSION_DENIED:
+      err << "railwatch: not allowed: " << status.error_message() << "\n";
+      return kExitDenied;
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      err << "railwatch: " << status.error_message() << "\n";
+      return kExitError;
     case grpc::StatusCode::INVALID_ARGUMENT:
       err << "railwatch: the daemon refused the request: " << status.error_message() << "\n";
       return kExitInvalid;

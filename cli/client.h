@@ -22,8 +22,12 @@ bool UsesTls(const TlsOptions& tls);
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
     const TlsOptions& tls);
 
+// The bearer token of --token / $RAILWATCH_TOKEN, or read from --token_file (its first line,
+// trimmed); "" when none. The error names the flag and the file.
+absl::StatusOr<std::string> TokenFor(const CliOptions& options);
+
 // One connection to railwatchd's Query service for the length of a command: the channel (with
-// TLS), the per-request deadline, and what a failed status means to a script (its exit code and
+// TLS), the bearer token, the per-request deadline, and what a failed status means to a script (its exit code and
 // one clear line).
 class QueryClient {
  public:
@@ -41,11 +45,14 @@ class QueryClient {
            std::ostream& err) {
     grpc::ClientContext context;
     SetDeadline(context);
+    AddCredentials(context);
     grpc::Status status = (stub_.get()->*method)(&context, request, response);
     return status.ok() ? kExitOk : ExitCodeFor(status, err);
   }
 
   void SetDeadline(grpc::ClientContext& context) const;
+  // The bearer token, when there is one (every call, streams included).
+  void AddCredentials(grpc::ClientContext& context) const;
   // Writes what went wrong to `err` and returns the exit code for it.
   int ExitCodeFor(const grpc::Status& status, std::ostream& err) const;
 
@@ -53,11 +60,13 @@ class QueryClient {
   const CliOptions& options() const { return options_; }
 
  private:
-  QueryClient(const CliOptions& options, std::unique_ptr<v1::Query::Stub> stub)
-      : options_(options), stub_(std::move(stub)) {}
+  QueryClient(const CliOptions& options, std::unique_ptr<v1::Query::Stub> stub,
+              std::string token)
+      : options_(options), stub_(std::move(stub)), token_(std::move(token)) {}
 
   const CliOptions& options_;
   std::unique_ptr<v1::Query::Stub> stub_;
+  std::string token_;
 };
 
 // A message as JSON with the proto's field names (what scripts parse): indented, or one line

@@ -17,6 +17,7 @@ enum ExitCode : int {
   kExitUnavailable = 3,  // the daemon could not be reached (or the TLS handshake failed)
   kExitNotFound = 4,     // the thing asked for does not exist
   kExitInvalid = 5,      // input (such as a rules file or a query) is invalid
+  kExitDenied = 6,       // the daemon refused the credentials (none, wrong) or the role
 };
 
 // How to reach railwatchd over TLS. Any of the files implies TLS.
@@ -31,6 +32,10 @@ struct TlsOptions {
 struct CliOptions {
   std::string server = "127.0.0.1:9740";
   TlsOptions tls;
+  // Query API bearer token (--token, else $RAILWATCH_TOKEN), or the file holding it
+  // (--token_file, read when the command connects); empty: none. docs/SECURITY.md.
+  std::string token;
+  std::string token_file;
   double timeout_seconds = 5;
   bool json = false;
   bool markdown = false;  // metrics: Markdown (docs/METRICS.md) instead of a table

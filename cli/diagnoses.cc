@@ -168,6 +168,7 @@ struct WatchResult {
 WatchResult WatchOnce(QueryClient& client, const v1::WatchDiagnosesRequest& request,
                       const CliOptions& o, std::ostream& out) {
   grpc::ClientContext context;
+  client.AddCredentials(context);
   InterruptCanceller canceller(o.interrupt, context);
   std::unique_ptr<grpc::ClientReader<v1::DiagnosisEvent>> reader =
       client.stub().WatchDiagnoses(&context, request);

@@ -17,6 +17,10 @@ ABSL_FLAG(bool, tls, false, "connect with TLS (the system's roots unless --tls_c
 ABSL_FLAG(std::string, tls_ca, "", "PEM file of the CA that signed the daemon's certificate");
 ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate for mutual TLS (with --tls_key)");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, token, "",
+          "Query API bearer token (default $RAILWATCH_TOKEN); prefer --token_file, which "
+          "keeps it out of the process list");
+ABSL_FLAG(std::string, token_file, "", "file holding the Query API bearer token (one line)");
 ABSL_FLAG(std::string, tls_server_name, "",
           "the name the daemon's certificate must carry (default: the host of --server)");
 ABSL_FLAG(bool, markdown, false, "metrics: print docs/METRICS.md");
@@ -131,6 +135,12 @@ CliOptions OptionsFromFlags() {
   o.tls.cert_file = absl::GetFlag(FLAGS_tls_cert);
   o.tls.key_file = absl::GetFlag(FLAGS_tls_key);
   o.tls.server_name = absl::GetFlag(FLAGS_tls_server_name);
+  o.token = absl::GetFlag(FLAGS_token);
+  o.token_file = absl::GetFlag(FLAGS_token_file);
+  if (o.token.empty() && o.token_file.empty()) {
+    const char* env = std::getenv("RAILWATCH_TOKEN");
+    if (env != nullptr) o.token = env;
+  }
   o.markdown = absl::GetFlag(FLAGS_markdown);
   o.state = absl::GetFlag(FLAGS_state);
   o.severity = absl::GetFlag(FLAGS_severity);

@@ -17,6 +17,7 @@ Connection (every command that asks the daemon):
   --tls_cert=FILE --tls_key=FILE
                          client certificate and key for mutual TLS; imply --tls
   --tls_server_name=NAME the name the server's certificate must carry (default: the host of --server)
+  --token_file=FILE      Query API bearer token from FILE (or --token=TOKEN, $RAILWATCH_TOKEN)
   --json                 print JSON (the API's field names) instead of a table
 )";
 
@@ -58,9 +59,12 @@ FIRING, RESOLVED, CLEARED), one line each, until Ctrl-C (exit 0) or the daemon e
   12:03:04  FIRING    pfc_storm           critical  gpu-node-004 mlx5_3 1        PFC storm from gpu-node-004 mlx5_3  [3f2a9c01b7de]
 )"},
       {"agents", R"(usage: railwatch agents [--json]
+       railwatch agents forget AGENT_ID
 
 Agents: role, host, HEALTH (ok, degraded, silent, disconnected), last seen, lag, series,
 points, version, peer, and why an agent is not ok (PROBLEMS); then switch agents' gNMI targets.
+forget: remove a decommissioned (disconnected) agent from the list and its railwatch_agent_*
+metrics; needs the admin role when the daemon checks credentials (docs/SECURITY.md).
 )"},
       {"top", R"(usage: railwatch top pfc|ecn|errors [--limit=10] [--window=1m] [--json]
 
@@ -154,6 +158,7 @@ Ask the daemon:
   explain ID           one diagnosis in full: evidence timeline, blast radius, runbook commands
   watch                diagnoses as they change, live (same filters; --reconnect)
   agents               agents: health, problems, last seen, lag, series; gNMI targets
+  agents forget ID     remove a decommissioned agent (admin)
   top pfc|ecn|errors   the worst ports now (--limit=10, --window=1m)
   series QUERY         stored samples of a selector, or the value of an expression
   topology             hosts, NICs, rails, switches and links; --jobs: the jobs
@@ -169,11 +174,12 @@ Without a daemon:
   help [COMMAND]       this text, or one command's usage (so does COMMAND --help)
 
 Flags: --server=HOST:PORT (or $RAILWATCH_SERVER; default 127.0.0.1:9740), --timeout=SECONDS,
---json, --tls, --tls_ca=FILE, --tls_cert=FILE, --tls_key=FILE, --tls_server_name=NAME;
---helpfull lists every flag.
+--json, --tls, --tls_ca=FILE, --tls_cert=FILE, --tls_key=FILE, --tls_server_name=NAME,
+--token_file=FILE (or $RAILWATCH_TOKEN); --helpfull lists every flag.
 
 Exit codes: 0 ok, 1 request failed, 2 usage (bad flags or arguments, unreadable TLS files),
-3 daemon unreachable (or TLS handshake failed), 4 not found, 5 invalid input (rules file, query).
+3 daemon unreachable (or TLS handshake failed), 4 not found, 5 invalid input (rules file, query),
+6 refused (no or wrong credentials, or a role too low).
 )";
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+
 namespace railwatch {
 
 uint64_t AgentRegistry::Connected(const v1::Hello& hello, const std::string& peer, int64_t now) {
@@ -69,6 +71,22 @@ std::vector<v1::AgentInfo> AgentRegistry::List() const {
     return a.agent_id() < b.agent_id();
   });
   return out;
+}
+
+absl::StatusOr<v1::AgentInfo> AgentRegistry::Forget(const std::string& agent_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = agents_.find(agent_id);
+  if (it == agents_.end()) {
+    return absl::NotFoundError(absl::StrCat("no agent with id \"", agent_id, "\""));
+  }
+  if (it->second.streams > 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("agent \"", agent_id, "\" is connected (from ", it->second.info.peer(),
+                     "): stop it first, then forget it"));
+  }
+  v1::AgentInfo info = std::move(it->second.info);
+  agents_.erase(it);
+  return info;
 }
 
 int AgentRegistry::Connected() const {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "railwatch/v1/query.pb.h"
 
@@ -25,6 +26,9 @@ class AgentRegistry {
   uint64_t LastSequence(const std::string& agent_id, uint64_t instance_id) const;
 
   std::vector<v1::AgentInfo> List() const;
+  // Removes a decommissioned agent (Query ForgetAgent): NOT_FOUND when unknown,
+  // FAILED_PRECONDITION while it has a stream open. Returns what was known about it.
+  absl::StatusOr<v1::AgentInfo> Forget(const std::string& agent_id);
   int Connected() const;
 
  private:

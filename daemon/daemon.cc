@@ -11,6 +11,7 @@
 #include "daemon/server_metrics.h"
 #include "daemon/agent_registry.h"
 #include "daemon/alertmanager.h"
+#include "daemon/auth.h"
 #include "daemon/ingest_service.h"
 #include "daemon/query_service.h"
 #include "daemon/malformed_request.h"
@@ -125,6 +126,7 @@ struct Daemon::Impl {
   std::shared_ptr<TopologyCollectable> topology_metrics;  // info series for dashboards
   std::shared_ptr<NcclTestsCollectable> nccl_tests_metrics;
   std::unique_ptr<MetricsServer> metrics_server;
+  std::unique_ptr<Authenticator> auth;  // outlives the services that hold it
   std::unique_ptr<IngestService> ingest;
   std::unique_ptr<QueryService> query;
   std::unique_ptr<DiagnosisWatchHub> watches;  // WatchDiagnoses streams
@@ -234,11 +236,24 @@ absl::Status Daemon::Start() {
   metrics_address_ =
       absl::StrCat(HostOf(options_.metrics_listen), ":", d.metrics_server->port());
 
-  // 5. gRPC: Ingest for agents, Query for the CLI, reflection for grpcurl.
+  // 5. gRPC: Ingest for agents, Query for the CLI, reflection for grpcurl; who may use them
+  //    (docs/SECURITY.md).
+  if (absl::Status s = CheckListenerAuthentication(
+          {options_.grpc_listen, IsLoopback(HostOf(options_.grpc_listen)),
+           !options_.tls_cert.empty(), !options_.tls_client_ca.empty(),
+           !options_.query_tokens.empty(), options_.allow_unauthenticated});
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<std::unique_ptr<Authenticator>> auth = Authenticator::Create(
+      {options_.query_tokens, !options_.tls_client_ca.empty()}, clock_, *d.registry);
+  if (!auth.ok()) return auth.status();
+  d.auth = std::move(*auth);
   Engine* engine = d.engine.get();
-  d.ingest = std::make_unique<IngestService>(IngestService::Deps{
-      *d.store, d.agents, *d.metrics, clock_, [engine] { engine->Poke(); }, d.events.get(),
-      &d.jobs, options_.max_series_per_agent});
+  d.ingest = std::make_unique<IngestService>(
+      IngestService::Deps{*d.store, d.agents, *d.metrics, clock_, [engine] { engine->Poke(); },
+                          d.events.get(), &d.jobs, options_.max_series_per_agent},
+      d.auth.get());
   d.watches = std::make_unique<DiagnosisWatchHub>(*d.engine, clock_);
   d.engine->AddListener(d.watches.get());
   // Every listener is in place, the gRPC server not yet: the first query sees them.
@@ -247,15 +262,11 @@ absl::Status Daemon::Start() {
   d.metrics_server->Add(d.watch_metrics);
   d.query = std::make_unique<QueryService>(
       QueryService::Deps{*d.engine, d.agents, *d.store, clock_, d.events.get(), d.fabric.get(),
-                         options_.topology, d.watches.get()});
+                         options_.topology, d.watches.get(), d.auth.get()});
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
-      MakeServerCredentials({options_.tls_cert, options_.tls_key, options_.tls_client_ca});
+      MakeServerCredentials({options_.tls_cert, options_.tls_key, options_.tls_client_ca,
+                             options_.tls_reload_interval});
   if (!credentials.ok()) return credentials.status();
-  if (options_.tls_cert.empty() && !IsLoopback(HostOf(options_.grpc_listen))) {
-    spdlog::warn("gRPC on {} in plain text: whoever reaches it can read diagnoses and send "
-                 "telemetry; give --tls_cert and --tls_key (and --tls_client_ca for mTLS)",
-                 options_.grpc_listen);
-  }
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int grpc_port = 0;

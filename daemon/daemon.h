@@ -18,6 +18,14 @@ struct DaemonOptions {
   std::string tls_cert;
   std::string tls_key;
   std::string tls_client_ca;
+  // How often the three files above are read again (a renewed certificate without a restart).
+  absl::Duration tls_reload_interval = absl::Minutes(1);
+  // Query API access file (tokens by SHA-256, certificate identities -> roles); empty: none.
+  // docs/SECURITY.md.
+  std::string query_tokens;
+  // Serve a non-loopback address with neither --tls_client_ca nor --query_tokens; without it
+  // Start refuses (anyone who reaches the port could send telemetry and read diagnoses).
+  bool allow_unauthenticated = false;
   std::vector<std::string> rules;  // files or directories
   absl::Duration eval_interval = absl::Seconds(1);
   // Threads that evaluate playbooks' conditions; 0: the hardware's, at most 4.

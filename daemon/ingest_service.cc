@@ -177,8 +177,22 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1:
 
 }  // namespace
 
+namespace {
+
+// A stream refused before its first message (no client certificate): finishes at once.
+class RefusedStream final : public grpc::ServerBidiReactor<v1::AgentMessage, v1::DaemonMessage> {
+ public:
+  explicit RefusedStream(grpc::Status status) { Finish(std::move(status)); }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
+
 grpc::ServerBidiReactor<v1::AgentMessage, v1::DaemonMessage>* IngestService::Stream(
     grpc::CallbackServerContext* context) {
+  if (auth_ != nullptr) {
+    if (grpc::Status s = auth_->AuthorizeIngest(*context); !s.ok()) return new RefusedStream(s);
+  }
   return new IngestReactor(context, deps_);
 }
 

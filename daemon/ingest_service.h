@@ -1,5 +1,6 @@
 #pragma once
 
+#include "daemon/auth.h"
 #include "daemon/ingest_stream.h"
 #include "railwatch/v1/ingest.grpc.pb.h"
 
@@ -11,13 +12,16 @@ namespace railwatch {
 class IngestService final : public v1::Ingest::CallbackService {
  public:
   using Deps = IngestDeps;
-  explicit IngestService(Deps deps) : deps_(std::move(deps)) {}
+  // `auth` (daemon/auth.h; null: none) may refuse a stream before it starts.
+  explicit IngestService(Deps deps, Authenticator* auth = nullptr)
+      : deps_(std::move(deps)), auth_(auth) {}
 
   grpc::ServerBidiReactor<v1::AgentMessage, v1::DaemonMessage>* Stream(
       grpc::CallbackServerContext* context) override;
 
  private:
   Deps deps_;
+  Authenticator* auth_;
 };
 
 }  // namespace railwatch

@@ -57,8 +57,18 @@ ABSL_FLAG(std::string, tls_cert, "",
           "Empty: plain text (docs/QUERY_API.md)");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert (unencrypted)");
 ABSL_FLAG(std::string, tls_client_ca, "",
-          "PEM CA certificate(s): when set, gRPC clients must present a certificate signed by "
-          "one of them (mutual TLS); needs --tls_cert and --tls_key");
+          "PEM CA certificate(s): when set, the gRPC port asks clients for a certificate signed "
+          "by one of them (mutual TLS): agents must present one, Query clients one or a token "
+          "(--query_tokens); needs --tls_cert and --tls_key (docs/SECURITY.md)");
+ABSL_FLAG(absl::Duration, tls_reload_interval, absl::Minutes(1),
+          "how often --tls_cert, --tls_key and --tls_client_ca are read again: renewed files "
+          "serve new connections without a restart");
+ABSL_FLAG(std::string, query_tokens, "",
+          "Query API access file (YAML: tokens by SHA-256 with role read-only or admin, client "
+          "certificate identities -> roles); read again when it changes (docs/SECURITY.md)");
+ABSL_FLAG(bool, allow_unauthenticated, false,
+          "serve a non-loopback --listen without --tls_client_ca (anyone who reaches the port "
+          "may send telemetry, and without --query_tokens use the Query API)");
 ABSL_FLAG(std::string, alertmanager_url, "",
           "comma-separated Alertmanager base URLs (list every member of an HA cluster), e.g. "
           "http://am-0:9093,http://am-1:9093; alerts are POSTed to <url>/api/v2/alerts. "
@@ -101,6 +111,9 @@ int main(int argc, char** argv) {
   options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   options.tls_key = absl::GetFlag(FLAGS_tls_key);
   options.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  options.tls_reload_interval = absl::GetFlag(FLAGS_tls_reload_interval);
+  options.query_tokens = absl::GetFlag(FLAGS_query_tokens);
+  options.allow_unauthenticated = absl::GetFlag(FLAGS_allow_unauthenticated);
   options.rules = absl::StrSplit(absl::GetFlag(FLAGS_rules), ',', absl::SkipEmpty());
   options.eval_interval = absl::GetFlag(FLAGS_eval_interval);
   options.rule_threads = std::max(0, absl::GetFlag(FLAGS_rule_threads));

@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/logging.h"
 #include "common/text.h"
 #include "daemon/diagnosis_filter.h"
 #include "daemon/series_query.h"
@@ -127,9 +128,30 @@ QueryService::QueryService(Deps deps) : deps_(std::move(deps)) {
   for (const Playbook& p : deps_.engine.playbooks()) playbook_names_.push_back(p.name);
 }
 
+grpc::Status QueryService::Allowed(grpc::CallbackServerContext* ctx, Role role,
+                                   std::string_view method) {
+  if (deps_.auth == nullptr) return grpc::Status::OK;
+  return deps_.auth->AuthorizeQuery(*ctx, role, method);
+}
+
+grpc::ServerUnaryReactor* QueryService::ForgetAgent(grpc::CallbackServerContext* ctx,
+                                                    const v1::ForgetAgentRequest* request,
+                                                    v1::ForgetAgentResponse* response) {
+  if (grpc::Status s = Allowed(ctx, Role::kAdmin, "ForgetAgent"); !s.ok()) return Done(ctx, s);
+  if (request->agent_id().empty()) {
+    return Done(ctx, {grpc::StatusCode::INVALID_ARGUMENT, "agent_id is empty"});
+  }
+  absl::StatusOr<v1::AgentInfo> forgotten = deps_.agents.Forget(request->agent_id());
+  if (!forgotten.ok()) return Done(ctx, ToGrpc(forgotten.status()));
+  spdlog::info("agent {} forgotten at a client's request ({})", request->agent_id(), ctx->peer());
+  *response->mutable_forgotten() = std::move(*forgotten);
+  return Done(ctx, grpc::Status::OK);
+}
+
 grpc::ServerUnaryReactor* QueryService::ListDiagnoses(grpc::CallbackServerContext* ctx,
                                                       const v1::ListDiagnosesRequest* request,
                                                       v1::ListDiagnosesResponse* response) {
+  if (grpc::Status s = Allowed(ctx, Role::kReadOnly, "ListDiagnoses"); !s.ok()) return Done(ctx, s);
   if (absl::Status s = DiagnosisFilter::Validate(request->filter(), playbook_names_); !s.ok()) {
     return Done(ctx, ToGrpc(s));
   }
@@ -152,6 +174,7 @@ grpc::ServerUnaryReactor* QueryService::ListDiagnoses(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* QueryService::GetDiagnosis(grpc::CallbackServerContext* ctx,
                                                      const v1::GetDiagnosisRequest* request,
                                                      v1::Diagnosis* response) {
+  if (grpc::Status s = Allowed(ctx, Role::kReadOnly, "GetDiagnosis"); !s.ok()) return Done(ctx, s);
   if (request->id().empty()) {
     return Done(ctx, {grpc::StatusCode::INVALID_ARGUMENT, "id is empty"});
   }
@@ -166,6 +189,9 @@ grpc::ServerUnaryReactor* QueryService::GetDiagnosis(grpc::CallbackServerContext
 
 grpc::ServerWriteReactor<v1::DiagnosisEvent>* QueryService::WatchDiagnoses(
     grpc::CallbackServerContext* ctx, const v1::WatchDiagnosesRequest* request) {
+  if (grpc::Status s = Allowed(ctx, Role::kReadOnly, "WatchDiagnoses"); !s.ok()) {
+    return RefusedWatch(s);
+  }
   if (deps_.watches == nullptr) {
     return RefusedWatch({grpc::StatusCode::UNAVAILABLE, "this server does not stream diagnoses"});
   }
@@ -178,6 +204,7 @@ grpc::ServerWriteReactor<v1::DiagnosisEvent>* QueryService::WatchDiagnoses(
 grpc::ServerUnaryReactor* QueryService::QuerySeries(grpc::CallbackServerContext* ctx,
                                                     const v1::QuerySeriesRequest* request,
                                                     v1::QuerySeriesResponse* response) {
+  if (grpc::Status s = Allowed(ctx, Role::kReadOnly, "QuerySeries"); !s.ok()) return Done(ctx, s);
   absl::StatusOr<v1::QuerySeriesResponse> result =
       RunSeriesQuery(*request, {deps_.store, deps_.events, deps_.fabric}, deps_.clock.NowNanos());
   if (!result.ok()) return Done(ctx, ToGrpc(result.status()));
@@ -188,6 +215,7 @@ grpc::ServerUnaryReactor* QueryService::QuerySeries(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* QueryService::ListAgents(grpc::CallbackServerContext* ctx,
                                                    const v1::ListAgentsRequest*,
                                                    v1::ListAgentsResponse* response) {
+  if (grpc::Status s = Allowed(ctx, Role::kReadOnly, "ListAgents"); !s.ok()) return Done(ctx, s);
   const int64_t now = deps_.clock.NowNanos();
   for (v1::AgentInfo& a : deps_.agents.List()) {
     AssessAgent(deps_.store, now, a);
@@ -199,6 +227,7 @@ grpc::ServerUnaryReactor* QueryService::ListAgents(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* QueryService::Topology(grpc::CallbackServerContext* ctx,
                                                  const v1::TopologyRequest*,
                                                  v1::TopologyResponse* response) {
+  if (grpc::Status s = Allowed(ctx, Role::kReadOnly, "Topology"); !s.ok()) return Done(ctx, s);
   response->set_file(deps_.topology_file);
   const railwatch::Topology* topology = deps_.fabric ? deps_.fabric->topology() : nullptr;
   if (topology != nullptr) {
@@ -245,6 +274,7 @@ grpc::ServerUnaryReactor* QueryService::Topology(grpc::CallbackServerContext* ct
 grpc::ServerUnaryReactor* QueryService::ListPlaybooks(grpc::CallbackServerContext* ctx,
                                                       const v1::ListPlaybooksRequest*,
                                                       v1::ListPlaybooksResponse* response) {
+  if (grpc::Status s = Allowed(ctx, Role::kReadOnly, "ListPlaybooks"); !s.ok()) return Done(ctx, s);
   absl::flat_hash_map<std::string, std::pair<uint32_t, uint32_t>> active;  // pending, firing
   for (const v1::Diagnosis& d : deps_.engine.List()) {
     if (d.state() == v1::DIAGNOSIS_STATE_PENDING) ++active[d.playbook()].first;

@@ -5,6 +5,7 @@
 
 #include "common/clock.h"
 #include "daemon/agent_registry.h"
+#include "daemon/auth.h"
 #include "daemon/diagnosis_watch.h"
 #include "engine/engine.h"
 #include "store/event_store.h"
@@ -14,20 +15,22 @@
 
 namespace railwatch {
 
-// The read-only Query API (proto/railwatch/v1/query.proto, docs/QUERY_API.md) on gRPC's
+// The Query API (proto/railwatch/v1/query.proto, docs/QUERY_API.md) on gRPC's
 // callback API. Each call reads the engine, the agent registry, the stores and the topology
 // through their own locks; WatchDiagnoses streams from a DiagnosisWatchHub.
 class QueryService final : public v1::Query::CallbackService {
  public:
   struct Deps {
     const Engine& engine;
-    const AgentRegistry& agents;
+    AgentRegistry& agents;  // ForgetAgent removes from it
     const SeriesStore& store;
     const Clock& clock;
     const EventStore* events = nullptr;  // expressions may count events
     const FabricMap* fabric = nullptr;   // topology and jobs; null: none
     std::string topology_file;           // as given to --topology
     DiagnosisWatchHub* watches = nullptr;  // null: WatchDiagnoses answers UNAVAILABLE
+    // Who may call what (daemon/auth.h); null: everyone may call everything.
+    Authenticator* auth = nullptr;
   };
   explicit QueryService(Deps deps);
 
@@ -51,8 +54,14 @@ class QueryService final : public v1::Query::CallbackService {
   grpc::ServerUnaryReactor* ListPlaybooks(grpc::CallbackServerContext* ctx,
                                           const v1::ListPlaybooksRequest* request,
                                           v1::ListPlaybooksResponse* response) override;
+  grpc::ServerUnaryReactor* ForgetAgent(grpc::CallbackServerContext* ctx,
+                                        const v1::ForgetAgentRequest* request,
+                                        v1::ForgetAgentResponse* response) override;
 
  private:
+  // OK when the caller has `role`; else the refusal (UNAUTHENTICATED, PERMISSION_DENIED).
+  grpc::Status Allowed(grpc::CallbackServerContext* ctx, Role role, std::string_view method);
+
   Deps deps_;
   std::vector<std::string> playbook_names_;  // for filter validation
 };

@@ -8,6 +8,8 @@
 #include "common/logging.h"
 #include "common/text.h"
 #include "grpcpp/security/server_credentials.h"
+#include "grpcpp/security/tls_certificate_provider.h"
+#include "grpcpp/security/tls_credentials_options.h"
 
 namespace railwatch {
 namespace {
@@ -102,8 +104,6 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
                                                    files.cert));
   }
 
-  grpc::SslServerCredentialsOptions options(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
-  options.pem_key_cert_pairs.push_back({*key_pem, *cert_pem});
   if (!files.client_ca.empty()) {
     absl::StatusOr<std::string> ca_pem = ReadPem("--tls_client_ca", files.client_ca);
     if (!ca_pem.ok()) return ca_pem.status();
@@ -111,11 +111,23 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
         !ca.ok()) {
       return ca.status();
     }
-    options.pem_root_certs = *ca_pem;
-    options.client_certificate_request =
-        GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
-  return grpc::SslServerCredentials(options);
+  if (files.reload_interval < absl::Seconds(1)) {
+    return absl::InvalidArgumentError("--tls_reload_interval must be at least 1s");
+  }
+  const auto refresh_seconds =
+      static_cast<unsigned int>(absl::ToInt64Seconds(files.reload_interval));
+  auto provider = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+      files.key, files.cert, files.client_ca, refresh_seconds);
+  grpc::experimental::TlsServerCredentialsOptions options(provider);
+  options.watch_identity_key_cert_pairs();
+  if (!files.client_ca.empty()) {
+    options.watch_root_certs();
+    // Request, verify when presented, but do not require: Query clients may come with a bearer
+    // token instead; Ingest refuses a stream without a verified certificate (daemon/auth.h).
+    options.set_cert_request_type(GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
+  }
+  return grpc::experimental::TlsServerCredentials(options);
 }
 
 }  // namespace railwatch

@@ -45,7 +45,8 @@ K8S_DIR = os.path.join(DEPLOY_DIR, "kubernetes")
 ALERTS_FILE = os.path.join(DEPLOY_DIR, "prometheus", "railwatch-alerts.yml")
 PROMETHEUS_RULE_FILE = os.path.join(K8S_DIR, "prometheusrule.yaml")
 # Files a manifest directory may hold that are not resources of the kustomization.
-NOT_RESOURCES = {"kustomization.yaml", "gnmi-credentials.example.yaml"}
+NOT_RESOURCES = {"kustomization.yaml", "gnmi-credentials.example.yaml",
+                 "tls-secrets.example.yaml"}
 
 PROMETHEUS_RULE_HEADER = """\
 # GENERATED from deploy/prometheus/railwatch-alerts.yml by

@@ -32,6 +32,8 @@ TestCertificates::TestCertificates(const std::string& server_dns_name) {
   std::ofstream(dir / "server.ext") << "subjectAltName=DNS:" << server_dns_name
                                     << ",IP:127.0.0.1\nextendedKeyUsage=serverAuth\n";
   std::ofstream(dir / "client.ext") << "extendedKeyUsage=clientAuth\n";
+  std::ofstream(dir / "elsewhere.ext")
+      << "subjectAltName=DNS:elsewhere.example\nextendedKeyUsage=serverAuth\n";
   const std::string key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
   const std::string sign = "-CA ca.pem -CAkey ca.key -CAcreateserial -days 2";
   const std::string script =
@@ -46,7 +48,16 @@ TestCertificates::TestCertificates(const std::string& server_dns_name) {
       "openssl x509 -req -in client.csr " + sign + " -extfile client.ext -out client.pem; " +
       "openssl req " + key + " -keyout rogue.key -out rogue.csr -subj '/CN=rogue client'; " +
       "openssl x509 -req -in rogue.csr -CA other-ca.pem -CAkey other.key -CAcreateserial " +
-      "-days 2 -extfile client.ext -out rogue.pem";
+      "-days 2 -extfile client.ext -out rogue.pem; " +
+      "openssl req " + key + " -keyout reader.key -out reader.csr -subj '/CN=reader client'; " +
+      "openssl x509 -req -in reader.csr " + sign + " -extfile client.ext -out reader.pem; " +
+      "openssl req " + key + " -keyout other-server.key -out other-server.csr -subj '/CN=" +
+      server_dns_name + "'; " +
+      "openssl x509 -req -in other-server.csr -CA other-ca.pem -CAkey other.key " +
+      "-CAcreateserial -days 2 -extfile server.ext -out other-server.pem; " +
+      "openssl req " + key + " -keyout elsewhere.key -out elsewhere.csr " +
+      "-subj '/CN=elsewhere.example'; " +
+      "openssl x509 -req -in elsewhere.csr " + sign + " -extfile elsewhere.ext -out elsewhere.pem";
   const std::string cmd = "sh -c \"" + script + "\" >'" + dir_ + "/openssl.log' 2>&1";
   ok_ = std::system(cmd.c_str()) == 0;
 }

@@ -1,12 +1,13 @@
 // TLS and mutual TLS toward a target, with certificates made by the `openssl` CLI for each
 // run (TestCertificates); a target whose certificate does not chain to the configured CA is
-// refused.
+// refused, and so is one whose certificate names another host than the configured server_name.
 #include <fstream>
 
 #include "fake_gnmi_target.h"
 #include "gnmi/client.h"
 #include "gnmi/targets.h"
 #include "gnmi_test_util.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "support/test_certificates.h"
 
@@ -102,6 +103,21 @@ TEST_F(TlsTest, ATargetSignedByAnotherCaIsRefused) {
   }));
   EXPECT_EQ(fake.stream_count(), 0);
   EXPECT_FALSE((*collector)->target_stats(0).client.connected);
+}
+
+TEST_F(TlsTest, ATargetWhoseCertificateNamesAnotherHostIsRefused) {
+  FakeGnmiTarget fake(ServerOptions(false));
+  ASSERT_TRUE(fake.Start().ok());
+  GnmiTargetConfig target = Client(fake, "ca.pem", false);
+  target.tls->server_name = "leaf-2.example";  // the certificate names leaf-1.example
+  auto caps = GnmiCapabilities(target, absl::Seconds(5));
+  ASSERT_FALSE(caps.ok());
+  EXPECT_EQ(caps.status().code(), absl::StatusCode::kUnavailable) << caps.status();
+  // gRPC's words, after the target's name and address.
+  EXPECT_THAT(caps.status().message(), ::testing::HasSubstr("gnmi target leaf-1 (127.0.0.1:"));
+  EXPECT_THAT(caps.status().message(),
+              ::testing::HasSubstr("Peer name leaf-2.example is not in peer certificate"));
+  EXPECT_EQ(fake.stream_count(), 0);
 }
 
 TEST_F(TlsTest, TargetsFileReadsTheCertificates) {
