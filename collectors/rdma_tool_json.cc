@@ -72,10 +72,11 @@ void PortObject(const Json& j, int json_line, std::vector<RdmaToolPort>& ports,
 }  // namespace
 
 bool RdmaJsonDocument::IsStart(std::string_view t) {
-  if (t.empty() || (t[0] != '[' && t[0] != '{')) return false;
-  std::string_view rest = Trim(t.substr(1));
-  return rest.empty() || rest[0] == '{' || rest[0] == '[' || rest[0] == '"' || rest[0] == ']' ||
-         rest[0] == '}';
+  // `rdma -j -p` opens with `[ {` alone; `rdma -j` prints its array on one line. Anything else
+  // that opens a bracket (a banner, a pretty-printed dict in a PyTorch log) is not taken: an
+  // unbalanced one would swallow the rest of a log.
+  if (t == "[ {" || t == "[{") return true;
+  return !t.empty() && (t[0] == '[' || t[0] == '{') && t.find("\"ifname\"") != t.npos;
 }
 
 void RdmaJsonDocument::Start(int line_number) {

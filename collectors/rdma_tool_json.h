@@ -23,7 +23,8 @@ class RdmaJsonDocument {
  public:
   using ProblemFn = std::function<void(int line, std::string reason)>;
 
-  // `[{"ifname":...`, `[ {`, `[`, `[]`: not a prompt such as `[root@node75 ~]# `.
+  // `[ {` (rdma -j -p) or a line that opens a bracket and names an "ifname" (rdma -j): not a
+  // prompt such as `[root@node75 ~]# `, nor any other bracket.
   static bool IsStart(std::string_view trimmed_line);
 
   void Start(int line_number);

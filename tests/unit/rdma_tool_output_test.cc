@@ -233,8 +233,8 @@ TEST(RdmaToolOutput, JsonObjectsWithoutNamesOrWithBadNumbers) {
 }
 
 TEST(RdmaToolOutput, DeepJsonIsRefusedNotRecursedInto) {
-  std::string deep(100000, '[');
-  deep += std::string(100000, ']');
+  std::string deep = "[{\"ifname\":\"mlx5_0\",\"port\":1,\"x\":" + std::string(100000, '[');
+  deep += std::string(100000, ']') + "}]";
   RdmaToolOutput out = ParseRdmaToolOutput(deep);
   ASSERT_EQ(out.problems.size(), 1u);
   EXPECT_THAT(out.problems[0].reason, HasSubstr("nested deeper"));
@@ -246,6 +246,24 @@ TEST(RdmaToolOutput, ProblemsAreBounded) {
   RdmaToolOutput out = ParseRdmaToolOutput(text);
   EXPECT_LE(out.problems.size(), 101u);
   EXPECT_THAT(out.problems.back().reason, HasSubstr("more problems"));
+}
+
+TEST(RdmaToolParser, OnlyRdmaJsonOpensADocument) {
+  // A bracket alone, or JSON that is not rdma's, is left to the caller: an unbalanced one would
+  // otherwise swallow the rest of a log.
+  RdmaToolParser parser;
+  EXPECT_FALSE(parser.Feed("[", 1));
+  EXPECT_FALSE(parser.Feed("{", 2));
+  EXPECT_FALSE(parser.Feed("{\"level\":\"info\",\"msg\":\"step 10\"}", 3));
+  EXPECT_FALSE(parser.Feed("host:1:2 [0] NCCL WARN NET/IB : Got completion", 4));
+  EXPECT_TRUE(parser.Feed("[ {", 5));
+  EXPECT_TRUE(parser.Feed("  \"ifname\": \"mlx5_0\", \"port\": 1, \"out_of_buffer\": 4", 6));
+  EXPECT_TRUE(parser.Feed("} ]", 7));
+  EXPECT_FALSE(parser.Feed("host:1:2 [0] NCCL INFO x", 8));
+  parser.Finish();
+  ASSERT_EQ(parser.output().ports.size(), 1u);
+  EXPECT_EQ(parser.output().ports[0].Value("out_of_buffer"), 4u);
+  EXPECT_TRUE(parser.output().problems.empty());
 }
 
 TEST(RdmaToolParser, DeclinesOtherLinesSoALogCanSurroundIt) {
