@@ -14,6 +14,7 @@
 #include "common/text.h"
 #include "engine/playbook.h"
 #include "engine/rule_test.h"
+#include "engine/yaml_documents.h"
 #include "exporters/fabric_collectable.h"
 #include "nlohmann/json.hpp"
 #include "yaml-cpp/yaml.h"
@@ -62,8 +63,10 @@ struct ItemNames {
 ItemNames NamedItems(const std::vector<std::string>& paths) {
   ItemNames names;
   for (const std::string& file : RuleFiles(paths)) {
+    absl::StatusOr<std::string> text = ReadFile(file);
+    if (!text.ok()) continue;
     try {
-      for (const YAML::Node& doc : YAML::LoadAllFromFile(file)) {
+      for (const YAML::Node& doc : LoadYamlDocuments(*text)) {
         if (!doc.IsSequence()) continue;
         for (const YAML::Node& item : doc) {
           if (!item.IsMap()) continue;

@@ -1,6 +1,7 @@
 #include "collectors/rdma_attributes.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <system_error>
 
@@ -89,9 +90,18 @@ std::optional<double> ParseRateBitsPerSecond(absl::string_view text) {
   if (parts.size() < 2) return std::nullopt;
   double value;
   if (!absl::SimpleAtod(parts[0], &value) || value < 0) return std::nullopt;
-  if (parts[1] == "Gb/sec") return value * 1e9;
-  if (parts[1] == "Mb/sec") return value * 1e6;
-  return std::nullopt;
+  double bits;
+  if (parts[1] == "Gb/sec") {
+    bits = value * 1e9;
+  } else if (parts[1] == "Mb/sec") {
+    bits = value * 1e6;
+  } else {
+    return std::nullopt;
+  }
+  // SimpleAtod reads "inf", "nan" and 1e400 too (found by tests/fuzz/sysfs_fuzz): a port
+  // rate that is not a number, or beyond any port's, is no rate.
+  if (!std::isfinite(bits) || bits > kMaxPortBitsPerSecond) return std::nullopt;
+  return bits;
 }
 
 std::optional<double> VerbsRateBitsPerSecond(int active_speed, int active_width) {

@@ -38,8 +38,10 @@ struct NumberedState {
 std::optional<NumberedState> ParseNumberedState(absl::string_view text);
 
 // "100 Gb/sec (4X EDR)" -> 1e11; "2.5 Gb/sec (1X SDR)" -> 2.5e9; also Mb/sec. nullopt when
-// the text has no rate.
+// the text has no rate, or one that is not finite or above kMaxPortBitsPerSecond.
 std::optional<double> ParseRateBitsPerSecond(absl::string_view text);
+// 10 Tb/s: more than ten times the fastest port of today (XDR 4x, 800 Gb/s).
+inline constexpr double kMaxPortBitsPerSecond = 1e13;
 
 // The rate of an IB port from its verbs attributes (ibv_port_attr active_speed, active_width),
 // as the kernel prints it in `rate`; nullopt for codes it does not know.

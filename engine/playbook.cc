@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/text.h"
+#include "engine/yaml_documents.h"
 #include "yaml-cpp/yaml.h"
 
 namespace railwatch {
@@ -499,7 +500,7 @@ void LoadPlaybooksFromString(const std::string& text, const std::string& file, L
   Collected c;
   ItemLoader loader(file, out, c);
   try {
-    for (const YAML::Node& doc : YAML::LoadAll(text)) loader.LoadDocument(doc);
+    for (const YAML::Node& doc : LoadYamlDocuments(text)) loader.LoadDocument(doc);
   } catch (const YAML::Exception& e) {
     out.problems.push_back({LoadProblem::Level::kError, file, e.mark.line + 1, e.mark.column + 1,
                             "yaml-syntax", e.msg});
@@ -537,7 +538,7 @@ LoadResult LoadPlaybooks(const std::vector<std::string>& paths) {
       }
       ItemLoader loader(file, out, c);
       try {
-        for (const YAML::Node& doc : YAML::LoadAll(*text)) loader.LoadDocument(doc);
+        for (const YAML::Node& doc : LoadYamlDocuments(*text)) loader.LoadDocument(doc);
       } catch (const YAML::Exception& e) {
         out.problems.push_back({LoadProblem::Level::kError, file, e.mark.line + 1,
                                 e.mark.column + 1, "yaml-syntax", e.msg});

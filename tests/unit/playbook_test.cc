@@ -86,6 +86,20 @@ TEST(LoadPlaybooks, YamlSyntaxErrorHasPosition) {
   EXPECT_GE(r.problems[0].line, 2);
 }
 
+// yaml-cpp 0.7's LoadAll loops forever (allocating) on a ',' outside any collection; found by
+// tests/fuzz/playbook_fuzz (regressions/playbook_fuzz/). Without the fix this test never ends.
+TEST(LoadPlaybooks, StrayCommaIsASyntaxErrorNotAnEndlessLoop) {
+  for (const auto& [text, line] : std::vector<std::pair<std::string, int>>{
+           {", a", 1}, {"- playbook: x\n  desc: d\n, y\n", 3}, {"[a], b", 1}}) {
+    LoadResult r;
+    LoadPlaybooksFromString(text, "comma.yaml", r);
+    ASSERT_EQ(r.problems.size(), 1u) << text;
+    EXPECT_EQ(r.problems[0].code, "yaml-syntax");
+    EXPECT_EQ(r.problems[0].line, line) << text;
+    EXPECT_THAT(r.problems[0].message, HasSubstr("','"));
+  }
+}
+
 TEST(LoadPlaybooks, DuplicateAcrossFilesAndMissingRunbook) {
   testing::TempDir dir;
   const std::string item =

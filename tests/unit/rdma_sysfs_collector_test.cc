@@ -381,6 +381,13 @@ TEST(RdmaAttributes, ParsesStatesAndRates) {
   EXPECT_EQ(ParseRateBitsPerSecond("10 Gb/sec (4X)"), 10e9);
   EXPECT_FALSE(ParseRateBitsPerSecond("fast").has_value());
   EXPECT_FALSE(ParseRateBitsPerSecond("").has_value());
+  // Found by tests/fuzz/sysfs_fuzz (regressions/sysfs_fuzz/): numbers SimpleAtod reads that no
+  // port runs at.
+  EXPECT_FALSE(ParseRateBitsPerSecond("inf Gb/sec (4X EDR)").has_value());
+  EXPECT_FALSE(ParseRateBitsPerSecond("nan Gb/sec").has_value());
+  EXPECT_FALSE(ParseRateBitsPerSecond("1e400 Gb/sec").has_value());
+  EXPECT_FALSE(ParseRateBitsPerSecond("1e300 Mb/sec").has_value());
+  EXPECT_EQ(ParseRateBitsPerSecond("800 Gb/sec (4X XDR)"), 800e9);
   // Verbs codes: 4X (2) EDR (32) = 100 Gb/s, 4X NDR = 400 Gb/s, 1X SDR = 2.5 Gb/s.
   EXPECT_EQ(VerbsRateBitsPerSecond(32, 2), 100e9);
   EXPECT_EQ(VerbsRateBitsPerSecond(128, 2), 400e9);
