@@ -73,11 +73,17 @@ from grpc_reflection_v1alpha import reflection_pb2_grpc" >"$WORK/import.log" 2>&
   || fail "the generated stubs do not import under $PY"
 
 start_fabric 8 4 2 --job=train:1-8 --pfc_storm=gpu-node-003/mlx5_2@30s --pfc_storm_for=0
-start_scenario_daemon
+# The Query API with a read-only bearer token (docs/SECURITY.md); the CLI the helpers run
+# takes it from $RAILWATCH_TOKEN.
+RAILWATCH_TOKEN=$(openssl rand -hex 32)
+export RAILWATCH_TOKEN
+printf 'tokens:\n  - {name: python-e2e, role: read-only, sha256: %s}\n' \
+  "$(printf %s "$RAILWATCH_TOKEN" | sha256sum | cut -d' ' -f1)" >"$WORK/query-tokens.yaml"
+start_scenario_daemon --query_tokens="$WORK/query-tokens.yaml"
 start_agents
 fault_not_yet pfc_storm
 
 "$PY" "$SRC/tests/e2e/query_client.py" --server="$GRPC" --gen="$GEN" \
   --truth="$WORK/truth.jsonl" --topology="$WORK/topology.yaml" --hosts=8 --switches=6 \
-  || fail "the Python client's checks failed (above)"
+  --token="$RAILWATCH_TOKEN" || fail "the Python client's checks failed (above)"
 echo "PASS: query API from Python"

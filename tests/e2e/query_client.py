@@ -11,6 +11,8 @@ daemon watches a simulated fabric where gpu-node-003/mlx5_2 starts a PFC storm a
   evidence; NOT_FOUND), QuerySeries (a selector's samples, an expression's instant values),
   Topology, ListPlaybooks, bad arguments (INVALID_ARGUMENT), and server reflection
   (grpc.reflection.v1alpha ListServices, and the file that defines railwatch.v1.Query).
+  With --token (the daemon has --query_tokens): every call carries it; none or a wrong one is
+  UNAUTHENTICATED, ForgetAgent with it (read-only) PERMISSION_DENIED.
 
 Exit 0 when all holds; 1 with "FAIL: ..." on the first check that does not.
 """
@@ -33,6 +35,36 @@ def fail(message):
 def check(condition, message):
     if not condition:
         fail(message)
+
+
+class BearerToken(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
+    """Adds `authorization: Bearer TOKEN` to every call, as railwatchd --query_tokens wants."""
+
+    def __init__(self, token):
+        self.metadata = ("authorization", f"Bearer {token}")
+
+    def _details(self, details):
+        return details._replace(metadata=list(details.metadata or []) + [self.metadata])
+
+    def intercept_unary_unary(self, continuation, details, request):
+        return continuation(self._details(details), request)
+
+    def intercept_unary_stream(self, continuation, details, request):
+        return continuation(self._details(details), request)
+
+
+def check_refusals(channel, pb, query_pb2_grpc, timeout):
+    """Without the token, with a wrong one, or an admin RPC with a read-only one: refused."""
+    bare = query_pb2_grpc.QueryStub(channel)
+    for metadata, want in [(None, "needs credentials"),
+                           ([("authorization", "Bearer not-a-token")], "not one this daemon knows")]:
+        try:
+            bare.ListAgents(pb.ListAgentsRequest(), timeout=timeout, metadata=metadata)
+            fail(f"ListAgents with metadata {metadata} was served")
+        except grpc.RpcError as e:
+            check(e.code() == grpc.StatusCode.UNAUTHENTICATED and want in e.details(),
+                  f"ListAgents with metadata {metadata}: {e.code()} {e.details()}")
+    print("auth: no token and a wrong token are UNAUTHENTICATED")
 
 
 def culprit(d):
@@ -89,6 +121,7 @@ def main():
     ap.add_argument("--topology", required=True)
     ap.add_argument("--hosts", type=int, default=8)
     ap.add_argument("--switches", type=int, default=6)
+    ap.add_argument("--token", default="", help="a read-only bearer token (--query_tokens)")
     args = ap.parse_args()
     sys.path.insert(0, args.gen)
     from railwatch.v1 import query_pb2 as pb  # noqa: E402 (generated at test time)
@@ -99,8 +132,19 @@ def main():
     from google.protobuf import descriptor_pb2
 
     channel = grpc.insecure_channel(args.server)
-    stub = query_pb2_grpc.QueryStub(channel)
     timeout = 10
+    if args.token:
+        check_refusals(channel, pb, query_pb2_grpc, timeout)
+        channel = grpc.intercept_channel(channel, BearerToken(args.token))
+        try:
+            query_pb2_grpc.QueryStub(channel).ForgetAgent(
+                pb.ForgetAgentRequest(agent_id="gpu-node-001"), timeout=timeout)
+            fail("ForgetAgent with a read-only token was served")
+        except grpc.RpcError as e:
+            check(e.code() == grpc.StatusCode.PERMISSION_DENIED,
+                  f"ForgetAgent with a read-only token: {e.code()} {e.details()}")
+        print("auth: ForgetAgent with a read-only token is PERMISSION_DENIED")
+    stub = query_pb2_grpc.QueryStub(channel)
 
     # ---- ListAgents: every host agent and the switch agent, connected and ok ----
     def all_healthy():
