@@ -40,6 +40,11 @@ std::string RenderMetricsMarkdown() {
       "hand (a unit test compares the two). Every series also carries `host` (or `switch`).\n"
       "Sources are listed in order of preference: for one device, the first present wins. A\n"
       "counter whose source the device does not have is absent, never zero.\n\n"
+      "A counter as railwatchd stores, evaluates and exports it starts at its first reading and\n"
+      "then only rises: resets and wraps are corrected, and a step above what the port can\n"
+      "carry (a bytes, bits, packets or frames counter above line rate; a microseconds counter\n"
+      "faster than the clock) is rejected and counted in\n"
+      "`railwatch_store_counter_traps_total{reason}` (docs/STORE.md, \"Counter semantics\").\n\n"
       "| metric | kind | unit | sources | help |\n"
       "|---|---|---|---|---|\n";
   for (const MetricSpec& m : CanonicalMetrics()) {

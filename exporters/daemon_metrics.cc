@@ -1,10 +1,16 @@
 #include "exporters/daemon_metrics.h"
 
+#include <iterator>
+
 #include "common/version.h"
 #include "exporters/fabric_collectable.h"
 
 namespace railwatch {
 namespace {
+
+// In the order of the traps Refresh copies (CounterTrapName's names).
+constexpr const char* kCounterTrapReasons[] = {"reset", "wrap", "above_line_rate",
+                                               "invalid_value"};
 
 prometheus::Counter& NewCounter(prometheus::Registry& r, const char* name, const char* help) {
   return prometheus::BuildCounter().Name(name).Help(help).Register(r).Add({});
@@ -39,6 +45,12 @@ DaemonMetrics::DaemonMetrics(prometheus::Registry& r)
                                       "series' latest.")),
       counter_resets(NewCounter(r, "railwatch_store_resets_total",
                                 "Counter resets seen (driver reloads, replaced NICs).")),
+      counter_traps(prometheus::BuildCounter()
+                        .Name("railwatch_store_counter_traps_total")
+                        .Help("Counter steps not taken as a plain increase, by reason: reset "
+                              "and wrap (corrected), above_line_rate (rejected: the reading "
+                              "becomes the new baseline), invalid_value (dropped).")
+                        .Register(r)),
       rule_evaluations(NewCounter(r, "railwatch_rule_evaluations_total",
                                   "Evaluations of the playbook set.")),
       rule_evaluation_seconds(NewGauge(r, "railwatch_rule_evaluation_duration_seconds",
@@ -50,6 +62,7 @@ DaemonMetrics::DaemonMetrics(prometheus::Registry& r)
                           .Register(r)) {
   // Every reason the ingest service counts starts at 0, so that rate() and alert rules see a
   // series before the first error.
+  for (const char* reason : kCounterTrapReasons) counter_traps.Add({{"reason", reason}});
   for (const char* reason : {"empty_message", "protocol", "duplicate_batch", "bad_series_name",
                              "unknown_series", "unparsable", "bad_timestamp", "bad_value",
                              "too_many_series"}) {
@@ -79,6 +92,13 @@ void DaemonMetrics::Refresh(const SeriesStore& store, const Engine& engine) {
   seen_out_of_order_ = s.samples_out_of_order;
   counter_resets.Increment(static_cast<double>(s.counter_resets - seen_resets_));
   seen_resets_ = s.counter_resets;
+  const uint64_t traps[] = {s.counter_resets, s.counter_wraps, s.counter_steps_above_line_rate,
+                            s.counter_values_invalid};
+  for (size_t i = 0; i < std::size(traps); ++i) {
+    counter_traps.Add({{"reason", kCounterTrapReasons[i]}})
+        .Increment(static_cast<double>(traps[i] - seen_traps_[i]));
+    seen_traps_[i] = traps[i];
+  }
   Engine::Stats e = engine.stats();
   rule_evaluations.Increment(static_cast<double>(e.evaluations - seen_evaluations_));
   seen_evaluations_ = e.evaluations;

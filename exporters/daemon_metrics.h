@@ -30,6 +30,9 @@ class DaemonMetrics {
   prometheus::Gauge& series;
   prometheus::Counter& samples_out_of_order;
   prometheus::Counter& counter_resets;
+  // {reason}: counter steps the store did not take as a plain increase (store/counter_math.h
+  // CounterTrap): reset, wrap, above_line_rate (rejected), invalid_value (dropped).
+  prometheus::Family<prometheus::Counter>& counter_traps;
   prometheus::Counter& rule_evaluations;
   prometheus::Gauge& rule_evaluation_seconds;
   prometheus::Gauge& playbooks_loaded;
@@ -45,6 +48,7 @@ class DaemonMetrics {
   absl::Mutex mu_;  // scrapes may run concurrently
   uint64_t seen_out_of_order_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t seen_resets_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t seen_traps_[4] ABSL_GUARDED_BY(mu_) = {};  // resets, wraps, above line rate, invalid
   uint64_t seen_evaluations_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
+#include <string_view>
 
 namespace railwatch {
 
@@ -18,5 +20,35 @@ struct CounterStep {
 // near its bottom. Any other decrease is a reset, and the increase is `cur` (the counter
 // counted up from zero since the reset), as in Prometheus.
 CounterStep CounterDelta(uint64_t prev, uint64_t cur, uint32_t width_bits);
+
+// to - from, exact for whole numbers beyond 2^53 (a difference of two uint64 readings).
+double CounterDifference(double from, double to);
+
+// Why a counter step was not taken as a plain increase (docs/STORE.md, "Counter semantics").
+// The names are the `reason` label of railwatch_store_counter_traps_total.
+enum class CounterTrap : uint8_t {
+  kNone,
+  kReset,          // went down, not a wrap: counted up from 0 since (increase = the reading)
+  kWrap,           // passed 2^width_bits: increase = 2^width - prev + cur
+  kAboveLineRate,  // every reading of the step implies more than the port can carry:
+                   // rejected, the reading is the new baseline, no increase
+  kInvalidValue,   // NaN, infinite or negative: the reading is dropped
+};
+inline constexpr int kCounterTrapKinds = 5;
+std::string_view CounterTrapName(CounterTrap trap);
+
+struct CounterAdvance {
+  double increase = 0;
+  CounterTrap trap = CounterTrap::kNone;
+};
+
+// The increase of a counter read `prev` and now `cur` (raw readings, both finite and >= 0),
+// never above `max_increase` (what the port can physically count in the step; infinity when
+// nothing bounds it). Of the readings of a decrease, a wrap is preferred when it fits under
+// the bound, else a reset (a reset mistaken for a wrap that would exceed the bound is a
+// reset); a step that fits no reading is rejected (kAboveLineRate, increase 0): a NIC
+// replaced by one whose counter starts high, a corrupted reading.
+CounterAdvance AdvanceCounter(double prev, double cur, uint32_t width_bits,
+                              double max_increase = std::numeric_limits<double>::infinity());
 
 }  // namespace railwatch

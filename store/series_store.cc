@@ -83,10 +83,11 @@ std::optional<CounterWindow> SeriesStore::Series::IncreaseIn(int64_t from, int64
   w.samples = end - first;
   w.first_time = TimeAt(first);
   w.last_time = TimeAt(end - 1);
-  // The usual window never goes down: its per-step increases add up to last - first.
+  // The usual window never goes down (a counter's never does: the store corrects it as it
+  // is appended): its per-step increases add up to last - first.
   const double first_value = At(first).value;
   const double last_value = end == count ? this->last_value : At(end - 1).value;
-  bool monotonic = last_decrease <= w.first_time;
+  bool monotonic = kind == MetricKind::kCounter || last_decrease <= w.first_time;
   if (!monotonic) {  // a decrease since the window's start, perhaps after it: look
     monotonic = true;
     double prev = first_value;
@@ -97,17 +98,14 @@ std::optional<CounterWindow> SeriesStore::Series::IncreaseIn(int64_t from, int64
     }
   }
   if (monotonic) {
-    w.increase = static_cast<double>(static_cast<uint64_t>(last_value) -
-                                     static_cast<uint64_t>(first_value));
+    w.increase = CounterDifference(first_value, last_value);
     return w;
   }
+  // A gauge read as a counter: Prometheus' reading, a decrease is a reset (or a wrap).
   uint64_t prev = static_cast<uint64_t>(first_value);
   for (size_t i = first + 1; i < end; ++i) {
     const auto cur = static_cast<uint64_t>(At(i).value);
-    CounterStep step = CounterDelta(prev, cur, width_bits);
-    w.increase += static_cast<double>(step.delta);
-    w.resets += step.reset;
-    w.wraps += step.wrapped;
+    w.increase += static_cast<double>(CounterDelta(prev, cur, width_bits).delta);
     prev = cur;
   }
   return w;
@@ -120,6 +118,7 @@ uint32_t SeriesStore::InternLabelsLocked(const Labels& labels) {
   }
   const auto id = static_cast<uint32_t>(label_sets_.size());
   label_sets_.push_back(labels);
+  line_rate_by_labels_.push_back(0);
   ids.push_back(id);
   return id;
 }
@@ -139,7 +138,11 @@ SeriesRef SeriesStore::Intern(std::string_view name, const Labels& labels, Metri
   if (entry.help.empty() && !help.empty()) entry.help = std::string(help);
   const uint32_t labels_id = InternLabelsLocked(labels);
   auto [it, inserted] = by_key_.try_emplace(uint64_t{name_id} << 32 | labels_id, 0);
-  if (!inserted) return it->second;
+  if (!inserted) {
+    Series& s = *by_ref_[it->second];
+    if (width_bits != 0) s.width_bits = static_cast<uint8_t>(std::min<uint32_t>(width_bits, 64));
+    return it->second;
+  }
   const SeriesRef ref = static_cast<SeriesRef>(series_.size());
   it->second = ref;
   Series& s = series_.emplace_back();
@@ -149,6 +152,8 @@ SeriesRef SeriesStore::Intern(std::string_view name, const Labels& labels, Metri
   s.kind = kind;
   s.width_bits = static_cast<uint8_t>(std::min<uint32_t>(width_bits, 64));
   s.watched = entry.watched;
+  if (kind == MetricKind::kCounter) s.bound = CounterBoundOf(name);
+  s.port_rate = kind == MetricKind::kGauge && name == kPortRateSeries;
   entry.refs.push_back(ref);
   generation_.fetch_add(1, std::memory_order_release);
   return ref;
@@ -166,22 +171,63 @@ bool SeriesStore::AppendMany(std::span<const PendingSample> samples) {
   return watched;
 }
 
+namespace {
+// The float at or below v (>= 0): a credit rounded up would let a step past the bound.
+float FloorFloat(double v) {
+  float f = static_cast<float>(v);
+  if (static_cast<double>(f) > v) f = std::nextafter(f, 0.0f);
+  return f < 0 ? 0 : f;
+}
+}  // namespace
+
+std::optional<double> SeriesStore::CorrectCounterLocked(Series& s, int64_t t, double raw) {
+  if (!std::isfinite(raw) || raw < 0) {
+    ++stats_.counter_values_invalid;
+    return std::nullopt;
+  }
+  raw += 0.0;  // -0 reads 0
+  const double max_rate = MaxCounterRate(s.bound, line_rate_by_labels_[s.labels_id]);
+  if (s.count == 0) {
+    s.raw_last = raw;
+    s.credit = s.bound == CounterBound::kNone ? 0 : FloorFloat(max_rate * kCounterBurstSeconds);
+    return raw;  // the first reading is the start: the exported counter begins where it is
+  }
+  double allowed = std::numeric_limits<double>::infinity();
+  CounterAllowance allowance{s.credit};
+  if (s.bound != CounterBound::kNone) {
+    allowed = allowance.Allowed(max_rate, static_cast<double>(t - s.last_time) / 1e9);
+  }
+  const CounterAdvance step = AdvanceCounter(s.raw_last, raw, s.width_bits, allowed);
+  if (s.bound != CounterBound::kNone) {
+    allowance.Spend(max_rate, allowed, step.increase);
+    s.credit = FloorFloat(allowance.credit);
+  }
+  s.raw_last = raw;
+  switch (step.trap) {
+    case CounterTrap::kNone: break;
+    case CounterTrap::kReset: ++stats_.counter_resets; break;
+    case CounterTrap::kWrap: ++stats_.counter_wraps; break;
+    case CounterTrap::kAboveLineRate: ++stats_.counter_steps_above_line_rate; break;
+    case CounterTrap::kInvalidValue: ++stats_.counter_values_invalid; break;
+  }
+  return s.last_value + step.increase;
+}
+
 bool SeriesStore::AppendLocked(SeriesRef ref, int64_t t, double value) {
   Series& s = *by_ref_[ref];
-  if (s.count > 0) {
-    if (t <= s.last_time) {
-      ++stats_.samples_out_of_order;
-      return false;
-    }
-    if (value < s.last_value) {
-      s.last_decrease = t;
-      if (s.kind == MetricKind::kCounter &&
-          CounterDelta(static_cast<uint64_t>(s.last_value), static_cast<uint64_t>(value),
-                       s.width_bits)
-              .reset) {
-        ++stats_.counter_resets;
-      }
-    }
+  if (s.count > 0 && t <= s.last_time) {
+    ++stats_.samples_out_of_order;
+    return false;
+  }
+  if (s.kind == MetricKind::kCounter) {
+    const std::optional<double> corrected = CorrectCounterLocked(s, t, value);
+    if (!corrected) return false;
+    value = *corrected;
+  } else if (s.port_rate && value > line_rate_by_labels_[s.labels_id]) {
+    line_rate_by_labels_[s.labels_id] = value;  // NaN never compares greater
+  }
+  if (s.kind != MetricKind::kCounter && s.count > 0 && value < s.last_value) {
+    s.last_decrease = t;
   }
   store_internal::TimeBlock* prev = nullptr;
   if (s.chunks.empty()) {

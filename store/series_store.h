@@ -19,6 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/labels.h"
 #include "common/vocabulary.h"
+#include "store/line_rate.h"
 #include "store/sample_chunk.h"
 
 namespace railwatch {
@@ -36,16 +37,17 @@ struct SeriesMeta {
 
 struct Sample {
   int64_t time_unix_nano = 0;
-  double value = 0;  // counters: the raw reading, exact up to 2^53
+  // Counters: the counter as the store counts it (docs/STORE.md, "Counter semantics"): the
+  // first reading, then plus every accepted step; resets, wraps and steps above line rate
+  // never make it go down or jump. Gauges: the reading.
+  double value = 0;
 };
 
 // What a counter did over a window of samples.
 struct CounterWindow {
-  double increase = 0;           // sum of per-step increases, safe across resets and wraps
+  double increase = 0;  // sum of per-step increases, safe across resets and wraps
   int64_t first_time = 0;
   int64_t last_time = 0;
-  int resets = 0;
-  int wraps = 0;
   size_t samples = 0;
 };
 
@@ -60,8 +62,10 @@ struct LabelMatcher {
 // (docs/STORE.md).
 //
 // Thread-safe: many writers (ingest streams) and readers (rules engine, exporter, queries).
-// Counters keep their raw readings; rate and increase are computed per step with
-// CounterDelta, so resets and wraps never appear as negative or huge increases.
+// A counter is corrected as it is appended (AdvanceCounter): each step's increase, net of
+// resets and wraps, is at most what the port can carry (line_rate.h), and the store keeps the
+// running sum. So rate, increase, delta and /metrics read one monotonic counter that never
+// implies a rate above line rate; raw readings are not kept, and no reader can bypass it.
 class SeriesStore {
  public:
   struct Options {
@@ -72,7 +76,11 @@ class SeriesStore {
   struct Stats {
     uint64_t samples_appended = 0;
     uint64_t samples_out_of_order = 0;
+    // Counter steps by CounterTrap (railwatch_store_counter_traps_total{reason}).
     uint64_t counter_resets = 0;
+    uint64_t counter_wraps = 0;
+    uint64_t counter_steps_above_line_rate = 0;
+    uint64_t counter_values_invalid = 0;
   };
 
   explicit SeriesStore(Options options);
@@ -81,11 +89,13 @@ class SeriesStore {
   SeriesStore& operator=(const SeriesStore&) = delete;
 
   // Returns the series for (name, labels), creating it on first sight. Labels must be
-  // normalised (sorted). A later Intern with another kind keeps the first.
+  // normalised (sorted). A later Intern with another kind keeps the first; one with another
+  // non-zero width changes the width (a driver reload that moved a counter to 32 or 64 bits).
   SeriesRef Intern(std::string_view name, const Labels& labels, MetricKind kind,
                    uint32_t width_bits = 0, std::string_view help = {});
 
-  // Appends a sample; one not newer than the series' last is dropped and counted. Returns true
+  // Appends a sample; one not newer than the series' last is dropped and counted, and so is a
+  // counter reading that is NaN, infinite or negative. Returns true
   // when the series is watched (see Watch), so the caller can wake the rules engine.
   bool Append(SeriesRef ref, int64_t time_unix_nano, double value);
 
@@ -183,9 +193,14 @@ class SeriesStore {
     std::vector<store_internal::ValueChunk> chunks;
     int64_t last_time = 0;
     double last_value = 0;
-    // Time of the newest sample lower than the one before it: a counter window that starts
-    // at or after it never went down, and its increase is last - first without a scan.
-    int64_t last_decrease = std::numeric_limits<int64_t>::min();
+    union {
+      // Gauges: time of the newest sample lower than the one before it: a window that starts
+      // at or after it never went down, and its increase is last - first without a scan.
+      // (A counter never goes down: the store corrects it.)
+      int64_t last_decrease = std::numeric_limits<int64_t>::min();
+      // Counters: the newest raw reading, from which the next step is measured.
+      double raw_last;
+    };
     uint32_t count = 0;   // retained samples
     uint32_t open_n = 0;  // samples in chunks.back()
     uint32_t name_id = 0;
@@ -193,6 +208,11 @@ class SeriesStore {
     MetricKind kind = MetricKind::kGauge;
     uint8_t width_bits = 0;
     bool watched = false;
+    CounterBound bound = CounterBound::kNone;
+    bool port_rate = false;  // a kPortRateSeries gauge: its samples set line_rate_by_labels_
+    // Counters with a bound: the allowance carried over (CounterAllowance::credit). With the
+    // union above, the correction grows the record from 72 to 80 bytes.
+    float credit = 0;
 
     uint32_t skip() const {
       return static_cast<uint32_t>(chunks.size() - 1) * store_internal::kChunkSamples + open_n -
@@ -226,6 +246,10 @@ class SeriesStore {
 
   bool AppendLocked(SeriesRef ref, int64_t time_unix_nano, double value)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The counter value to store for a raw reading `raw` at t (Series::last_value when the step
+  // is rejected); nullopt when the reading is dropped.
+  std::optional<double> CorrectCounterLocked(Series& s, int64_t t, double raw)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   uint32_t InternLabelsLocked(const Labels& labels) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   template <typename Fn>
   void ForEachRefLocked(std::span<const SeriesRef> refs, Fn&& fn) const
@@ -243,6 +267,9 @@ class SeriesStore {
   absl::flat_hash_map<std::string, uint32_t> name_ids_ ABSL_GUARDED_BY(mu_);
   // Label sets never move: ForEachSeriesNamed's references stay valid.
   std::deque<Labels> label_sets_ ABSL_GUARDED_BY(mu_);
+  // By label set: the fastest rate (bytes/s) a kPortRateSeries with that set has reported;
+  // 0 when none has. Counters with the set are bounded by it.
+  std::vector<double> line_rate_by_labels_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<uint64_t, std::vector<uint32_t>> label_ids_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> watched_names_ ABSL_GUARDED_BY(mu_);
   store_internal::ChunkArena arena_ ABSL_GUARDED_BY(mu_);

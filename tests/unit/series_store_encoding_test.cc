@@ -45,16 +45,13 @@ struct Model {
     bool monotonic = true;
     for (size_t i = 1; i < s.size(); ++i) monotonic &= s[i].value >= s[i - 1].value;
     if (monotonic) {
-      w.increase = static_cast<double>(static_cast<uint64_t>(s.back().value) -
-                                       static_cast<uint64_t>(s.front().value));
+      w.increase = CounterDifference(s.front().value, s.back().value);
       return w;
     }
     for (size_t i = 1; i < s.size(); ++i) {
       CounterStep step = CounterDelta(static_cast<uint64_t>(s[i - 1].value),
                                       static_cast<uint64_t>(s[i].value), width_bits);
       w.increase += static_cast<double>(step.delta);
-      w.resets += step.reset;
-      w.wraps += step.wrapped;
     }
     return w;
   }
@@ -152,8 +149,6 @@ void CheckSeries(const SeriesStore& store, SeriesRef ref, const Model& m, int64_
         std::any_of(want.begin(), want.end(), [](const Sample& s) { return std::isnan(s.value); });
     if (inc && !has_nan) {
       EXPECT_TRUE(Same(inc->increase, want_inc->increase));
-      EXPECT_EQ(inc->resets, want_inc->resets);
-      EXPECT_EQ(inc->wraps, want_inc->wraps);
       EXPECT_EQ(inc->samples, want_inc->samples);
       EXPECT_EQ(inc->first_time, want_inc->first_time);
       EXPECT_EQ(inc->last_time, want_inc->last_time);
@@ -188,7 +183,10 @@ TEST_P(EncodingRoundTrip, MatchesReferenceModel) {
   std::vector<double> prev(kSeries, 0);
   for (int s = 0; s < kSeries; ++s) {
     const uint32_t width = trace == Trace::kWrap32 ? 32 : 0;
-    refs.push_back(store.Intern("m", {{"s", std::to_string(s)}}, MetricKind::kCounter, width));
+    // Gauges: the store keeps their readings as they are (a counter is corrected as it is
+    // appended: tests/unit/counter_traps_test.cc), and reads a gauge's increase the way
+    // Prometheus reads a counter's.
+    refs.push_back(store.Intern("m", {{"s", std::to_string(s)}}, MetricKind::kGauge, width));
     models.push_back(Model{capacity, width, {}});
   }
   int64_t now = 1'700'000'000 * kSec;
