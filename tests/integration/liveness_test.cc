@@ -32,6 +32,7 @@ constexpr absl::Duration kBound = absl::Seconds(30);
 
 // What one side does when it has noticed its dead peer.
 struct Detection {
+  const char* figure;  // FIGURE liveness_detection_seconds_<figure>
   const char* what;
   std::function<bool()> noticed;
 };
@@ -106,17 +107,17 @@ TEST(LivenessTest, EverySideOfEveryStreamNoticesAFrozenPeerWithin30Seconds) {
   const absl::Time frozen = absl::Now();
 
   std::vector<Detection> sides = {
-      {"agent: stream broken and a new one welcomed",
+      {"agent_reconnected", "agent: stream broken and a new one welcomed",
        [&] { return sender.stats().connects >= 2; }},
-      {"daemon: raw agent marked disconnected",
+      {"daemon_dropped_agent", "daemon: raw agent marked disconnected",
        [&] { return !AgentConnected(*query, "live-raw"); }},
-      {"daemon: both frozen Ingest streams freed",
+      {"daemon_freed_streams", "daemon: both frozen Ingest streams freed",
        [&] { return metric("railwatch_ingest_streams_aborted_total") >= aborted_before + 2; }},
-      {"watch client: command ended with an error", [&] { return watch_done.load(); }},
-      {"daemon: watch stream freed",
+      {"watch_client_error", "watch client: command ended with an error", [&] { return watch_done.load(); }},
+      {"daemon_freed_watch", "daemon: watch stream freed",
        [&] { return metric("railwatch_query_watches_open") == 0; }},
-      {"switch agent: gNMI stream failed", [&] { return gnmi().errors >= 1; }},
-      {"switch agent: resubscribed with data", [&] { return gnmi().reconnects >= 1; }},
+      {"gnmi_stream_failed", "switch agent: gNMI stream failed", [&] { return gnmi().errors >= 1; }},
+      {"gnmi_resubscribed", "switch agent: resubscribed with data", [&] { return gnmi().reconnects >= 1; }},
   };
   // When each side noticed, from the freeze (nullopt: not yet).
   std::vector<std::optional<absl::Duration>> after(sides.size());
@@ -132,7 +133,7 @@ TEST(LivenessTest, EverySideOfEveryStreamNoticesAFrozenPeerWithin30Seconds) {
   for (size_t i = 0; i < sides.size(); ++i) {
     ASSERT_TRUE(after[i].has_value()) << sides[i].what << ": not noticed within "
                                       << kBound + absl::Seconds(5);
-    std::printf("FIGURE liveness_detection_seconds{side=\"%s\"} %.1f s\n", sides[i].what,
+    std::printf("FIGURE liveness_detection_seconds_%s %.1f s\n", sides[i].figure,
                 absl::ToDoubleSeconds(*after[i]));
     EXPECT_LT(*after[i], kBound) << sides[i].what;
   }

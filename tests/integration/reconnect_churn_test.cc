@@ -123,15 +123,19 @@ TEST(ReconnectChurnTest, AThousandReconnectsLeaveThreadsFdsAndRssFlat) {
   const int fds_after = OpenFdCount();
   const long rss_after = RssKb();
 
-  std::printf("FIGURE reconnect_churn_reconnects %d\n", kReconnects);
-  std::printf("FIGURE reconnect_churn_seconds_per_reconnect %.4f s\n",
-              absl::ToDoubleSeconds(took) / kReconnects);
-  std::printf("FIGURE reconnect_churn_threads %d -> %d (gRPC executor %d -> %d)\n",
-              threads.other + threads.executor, threads_after.other + threads_after.executor,
-              threads.executor, threads_after.executor);
-  std::printf("FIGURE reconnect_churn_fds %d -> %d\n", fds, fds_after);
-  std::printf("FIGURE reconnect_churn_rss_kb %ld -> %ld (%+ld kB)\n", rss, rss_after,
-              rss_after - rss);
+  std::printf("%d reconnects: threads %d -> %d (gRPC executor %d -> %d), fds %d -> %d, "
+              "RSS %ld -> %ld kB\n",
+              kReconnects, threads.other + threads.executor,
+              threads_after.other + threads_after.executor, threads.executor,
+              threads_after.executor, fds, fds_after, rss, rss_after);
+  std::printf("FIGURE reconnect_churn_ms_per_reconnect %.2f ms\n",
+              absl::ToDoubleMilliseconds(took) / kReconnects);
+  std::printf("FIGURE reconnect_churn_threads_growth %d threads\n",
+              threads_after.other - threads.other);
+  std::printf("FIGURE reconnect_churn_executor_threads_growth %d threads\n",
+              threads_after.executor - threads.executor);
+  std::printf("FIGURE reconnect_churn_fds_growth %d fds\n", fds_after - fds);
+  std::printf("FIGURE reconnect_churn_rss_growth %ld kB\n", rss_after - rss);
   EXPECT_EQ(threads_after.other, threads.other);
   EXPECT_LE(threads_after.executor,
             std::max(4, 2 * static_cast<int>(std::thread::hardware_concurrency())));
