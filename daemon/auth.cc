@@ -49,6 +49,18 @@ Authenticator::Authenticator(Options options, const Clock& clock, prometheus::Re
 absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Create(
     Options options, const Clock& clock, prometheus::Registry& registry) {
   std::unique_ptr<Authenticator> auth(new Authenticator(std::move(options), clock, registry));
+  // The series that can move exist from 0, so that increase() sees the first refusal.
+  if (!auth->query_open()) {
+    for (const char* reason : {"no_credentials", "bad_token", "permission_denied"}) {
+      auth->failures_.Add({{"service", "query"}, {"reason", reason}});
+    }
+  }
+  if (auth->options_.client_certificates) {
+    auth->failures_.Add({{"service", "ingest"}, {"reason", "no_client_certificate"}});
+  }
+  if (!auth->options_.access_file.empty()) {
+    for (const char* result : {"ok", "error"}) auth->reloads_.Add({{"result", result}});
+  }
   if (!auth->options_.access_file.empty()) {
     std::optional<FileStamp> stamp = StampOf(auth->options_.access_file);
     if (!stamp) {
@@ -194,7 +206,8 @@ grpc::Status Authenticator::AuthorizeIngest(const grpc::ServerContextBase& ctx) 
 }
 
 absl::Status CheckListenerAuthentication(const ListenerSecurity& l) {
-  if (l.loopback) return absl::OkStatus();
+  // A Unix socket is as local as loopback: its file's permissions say who may connect.
+  if (l.loopback || absl::StartsWith(l.listen, "unix:")) return absl::OkStatus();
   if (!l.client_ca && !l.allow_unauthenticated) {
     return absl::FailedPreconditionError(absl::StrCat(
         "--listen=", l.listen,

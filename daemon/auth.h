@@ -95,7 +95,8 @@ class Authenticator {
   Role default_certificate_role_ ABSL_GUARDED_BY(mu_) = Role::kReadOnly;
 };
 
-// The start-up rule for the gRPC listener. A non-loopback address needs client certificates
+// The start-up rule for the gRPC listener. A non-loopback address (a Unix socket counts as
+// loopback) needs client certificates
 // (--tls_client_ca: agents and Query clients authenticated) unless --allow_unauthenticated
 // says otherwise; without them whoever reaches the port could send telemetry or read (and,
 // with no access file, change) what the daemon knows. Refuses, with what to do, or warns

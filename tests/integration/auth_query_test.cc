@@ -99,6 +99,7 @@ TEST_F(AuthQueryTest, NoCredentialsOrAWrongTokenAreUnauthenticated) {
 
   EXPECT_EQ(Failures("no_credentials"), 2);
   EXPECT_EQ(Failures("bad_token"), 2);
+  EXPECT_EQ(Failures("permission_denied"), 0) << "exists from 0 (-1: absent)";
 }
 
 TEST_F(AuthQueryTest, ReadOnlyTokensReadAndOnlyAdminsForget) {
@@ -224,6 +225,9 @@ TEST_F(AuthQueryTest, ANonLoopbackAddressNeedsAuthenticationOrAnExplicitFlag) {
                    .ok())
       << "tokens authenticate Query clients, not agents";
   EXPECT_TRUE(CheckListenerAuthentication({"127.0.0.1:9740", true, false, false, false, false})
+                  .ok());
+  EXPECT_TRUE(CheckListenerAuthentication(
+                  {"unix:/run/railwatch/grpc.sock", false, false, false, false, false})
                   .ok());
 }
 
