@@ -13,9 +13,9 @@ namespace {
 // The file exists, is readable and holds a PEM block of `kind` ("CERTIFICATE", "PRIVATE KEY").
 absl::Status CheckPem(const char* flag, const std::string& path, const char* kind) {
   absl::StatusOr<std::string> text = ReadFile(path);
-  if (!text.ok()) return absl::InvalidArgumentError(absl::StrCat(flag, ": ", text.status().message()));
-  if (text->find("-----BEGIN ") == std::string::npos ||
-      text->find(kind) == std::string::npos) {
+  if (!text.ok())
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": ", text.status().message()));
+  if (text->find("-----BEGIN ") == std::string::npos || text->find(kind) == std::string::npos) {
     return absl::InvalidArgumentError(
         absl::StrCat(flag, " ", path, ": no PEM ", absl::AsciiStrToLower(kind), " in it"));
   }

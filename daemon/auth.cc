@@ -27,8 +27,7 @@ std::string View(const grpc::string_ref& s) { return std::string(s.data(), s.siz
 std::optional<Authenticator::FileStamp> Authenticator::StampOf(const std::string& path) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) return std::nullopt;
-  return FileStamp{st.st_ino, st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec,
-                   st.st_size};
+  return FileStamp{st.st_ino, st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec, st.st_size};
 }
 
 Authenticator::Authenticator(Options options, const Clock& clock, prometheus::Registry& registry)
@@ -64,8 +63,8 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Create(
   if (!auth->options_.access_file.empty()) {
     std::optional<FileStamp> stamp = StampOf(auth->options_.access_file);
     if (!stamp) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--query_tokens ", auth->options_.access_file, ": ", std::strerror(errno)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--query_tokens ", auth->options_.access_file, ": ", std::strerror(errno)));
     }
     absl::MutexLock lock(&auth->mu_);
     auth->next_check_ = clock.Now() + auth->options_.reload_check;
@@ -121,10 +120,8 @@ absl::StatusOr<Authenticator::Caller> Authenticator::Identify(const grpc::Server
   if (auto it = metadata.find("authorization"); it != metadata.end()) {
     const std::string value = View(it->second);
     reason = "bad_token";
-    if (value.size() <= kBearer.size() ||
-        !absl::StartsWithIgnoreCase(value, kBearer)) {
-      return absl::UnauthenticatedError(
-          "the authorization metadata is not \"Bearer TOKEN\"");
+    if (value.size() <= kBearer.size() || !absl::StartsWithIgnoreCase(value, kBearer)) {
+      return absl::UnauthenticatedError("the authorization metadata is not \"Bearer TOKEN\"");
     }
     if (options_.access_file.empty()) {
       return absl::UnauthenticatedError(
@@ -187,8 +184,8 @@ grpc::Status Authenticator::AuthorizeQuery(const grpc::ServerContextBase& ctx, R
   }
   if (caller->role < needed) {
     return Refuse("query", "permission_denied", grpc::StatusCode::PERMISSION_DENIED,
-                  absl::StrCat(std::string(method), " needs the ", RoleName(needed), " role; ", caller->who,
-                               " has ", RoleName(caller->role),
+                  absl::StrCat(std::string(method), " needs the ", RoleName(needed), " role; ",
+                               caller->who, " has ", RoleName(caller->role),
                                ": use a token or certificate with that role"),
                   ctx);
   }
@@ -217,9 +214,10 @@ absl::Status CheckListenerAuthentication(const ListenerSecurity& l) {
         "(docs/SECURITY.md)"));
   }
   if (!l.tls) {
-    spdlog::warn("gRPC on {} in plain text: whoever reaches it can read diagnoses{} and send "
-                 "telemetry; give --tls_cert and --tls_key (and --tls_client_ca for mTLS)",
-                 l.listen, l.query_tokens ? ", and bearer tokens can be read on the wire" : "");
+    spdlog::warn(
+        "gRPC on {} in plain text: whoever reaches it can read diagnoses{} and send "
+        "telemetry; give --tls_cert and --tls_key (and --tls_client_ca for mTLS)",
+        l.listen, l.query_tokens ? ", and bearer tokens can be read on the wire" : "");
   } else if (!l.client_ca) {
     spdlog::warn("gRPC on {} without --tls_client_ca: any client may send telemetry{}", l.listen,
                  l.query_tokens ? "" : " and query");

@@ -40,14 +40,13 @@ namespace railwatch {
 class Authenticator {
  public:
   struct Options {
-    std::string access_file;  // empty: no tokens
+    std::string access_file;           // empty: no tokens
     bool client_certificates = false;  // --tls_client_ca given
     absl::Duration reload_check = absl::Seconds(1);
   };
 
   // Fails when the access file cannot be read or parsed (path:line:column per problem).
-  static absl::StatusOr<std::unique_ptr<Authenticator>> Create(Options options,
-                                                               const Clock& clock,
+  static absl::StatusOr<std::unique_ptr<Authenticator>> Create(Options options, const Clock& clock,
                                                                prometheus::Registry& registry);
 
   // OK, or the status to refuse `method` with.

@@ -139,9 +139,12 @@ void ParseCertificates(const YAML::Node& list, AccessFile& file, Problems& probl
 
 const char* RoleName(Role role) {
   switch (role) {
-    case Role::kReadOnly: return "read-only";
-    case Role::kAdmin: return "admin";
-    case Role::kNone: break;
+    case Role::kReadOnly:
+      return "read-only";
+    case Role::kAdmin:
+      return "admin";
+    case Role::kNone:
+      break;
   }
   return "none";
 }
@@ -185,8 +188,9 @@ absl::StatusOr<AccessFile> ParseAccessFile(const std::string& path, const std::s
     if (const YAML::Node role = root["default_certificate_role"]; role) {
       std::optional<Role> r = role.IsScalar() ? ParseRole(role.Scalar()) : std::nullopt;
       if (!r || *r == Role::kAdmin) {
-        problems.Add(role.Mark(), "default_certificate_role: expected none or read-only (grant "
-                                  "admin to named identities under certificates)");
+        problems.Add(role.Mark(),
+                     "default_certificate_role: expected none or read-only (grant "
+                     "admin to named identities under certificates)");
       } else {
         file.default_certificate_role = *r;
       }

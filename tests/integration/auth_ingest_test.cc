@@ -33,7 +33,8 @@ class AuthIngestTest : public ::testing::Test {
                                                          const std::string& key) {
     AgentTlsFiles files{Certificates().Path(ca), cert.empty() ? "" : Certificates().Path(cert),
                         key.empty() ? "" : Certificates().Path(key), absl::Seconds(1)};
-    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> c = MakeAgentChannelCredentials(files);
+    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> c =
+        MakeAgentChannelCredentials(files);
     EXPECT_TRUE(c.ok()) << c.status();
     return c.value_or(grpc::InsecureChannelCredentials());
   }
@@ -43,8 +44,8 @@ class AuthIngestTest : public ::testing::Test {
   grpc::Status Stream(std::shared_ptr<grpc::ChannelCredentials> credentials) {
     grpc::ChannelArguments args;
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a handshake of its own
-    auto stub = v1::Ingest::NewStub(
-        grpc::CreateCustomChannel(daemon_->grpc_address(), credentials, args));
+    auto stub =
+        v1::Ingest::NewStub(grpc::CreateCustomChannel(daemon_->grpc_address(), credentials, args));
     grpc::ClientContext ctx;
     ctx.set_deadline(Deadline(5));
     auto stream = stub->Stream(&ctx);
@@ -87,15 +88,15 @@ TEST_F(AuthIngestTest, OnlyAgentsWithACertificateFromTheClientCaStream) {
   EXPECT_THAT(none.error_message(),
               HasSubstr("Ingest needs a client certificate signed by the daemon's "
                         "--tls_client_ca"));
-  EXPECT_EQ(MetricValue(*daemon_, "railwatch_grpc_auth_failures_total{reason="
-                                  "\"no_client_certificate\",service=\"ingest\"}"),
+  EXPECT_EQ(MetricValue(*daemon_,
+                        "railwatch_grpc_auth_failures_total{reason="
+                        "\"no_client_certificate\",service=\"ingest\"}"),
             1);
 
   EXPECT_EQ(Stream(Agent("ca.pem", "rogue.pem", "rogue.key")).error_code(),
             grpc::StatusCode::UNAVAILABLE)
       << "a certificate from another CA";
-  EXPECT_EQ(Stream(grpc::InsecureChannelCredentials()).error_code(),
-            grpc::StatusCode::UNAVAILABLE)
+  EXPECT_EQ(Stream(grpc::InsecureChannelCredentials()).error_code(), grpc::StatusCode::UNAVAILABLE)
       << "plain text";
   EXPECT_EQ(Stream(Agent("other-ca.pem", "client.pem", "client.key")).error_code(),
             grpc::StatusCode::UNAVAILABLE)
@@ -131,10 +132,9 @@ TEST_F(AuthIngestTest, TheAgentUsesARenewedCertificateWithoutARestart) {
   Install(agent_dir.path(), "ca.pem", "ca.pem");
   Install(agent_dir.path(), "rogue.pem", "agent.pem");
   Install(agent_dir.path(), "rogue.key", "agent.key");
-  auto credentials = MakeAgentChannelCredentials({agent_dir.path() + "/ca.pem",
-                                                  agent_dir.path() + "/agent.pem",
-                                                  agent_dir.path() + "/agent.key",
-                                                  absl::Seconds(1)});
+  auto credentials =
+      MakeAgentChannelCredentials({agent_dir.path() + "/ca.pem", agent_dir.path() + "/agent.pem",
+                                   agent_dir.path() + "/agent.key", absl::Seconds(1)});
   ASSERT_TRUE(credentials.ok()) << credentials.status();
   EXPECT_EQ(Stream(*credentials).error_code(), grpc::StatusCode::UNAVAILABLE);
   Install(agent_dir.path(), "client.key", "agent.key");

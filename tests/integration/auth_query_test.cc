@@ -5,11 +5,11 @@
 // the start-up rules (no authentication on a non-loopback address, a broken access file).
 #include <thread>
 
+#include "auth_test_util.h"
 #include "cli/commands.h"
 #include "daemon/auth.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "auth_test_util.h"
 #include "railwatch/v1/ingest.grpc.pb.h"
 #include "railwatch/v1/query.grpc.pb.h"
 
@@ -111,8 +111,7 @@ TEST_F(AuthQueryTest, ReadOnlyTokensReadAndOnlyAdminsForget) {
               HasSubstr("ForgetAgent needs the admin role; token \"grafana\" has read-only"));
   EXPECT_EQ(Failures("permission_denied"), 1);
   EXPECT_TRUE(Read(TlsClient("ca.pem"), "admin-token").ok());
-  EXPECT_EQ(Forget(TlsClient("ca.pem"), "admin-token").error_code(),
-            grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(Forget(TlsClient("ca.pem"), "admin-token").error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
 TEST_F(AuthQueryTest, ClientCertificatesHaveRoles) {
@@ -219,13 +218,11 @@ TEST_F(AuthQueryTest, ANonLoopbackAddressNeedsAuthenticationOrAnExplicitFlag) {
   EXPECT_TRUE(CheckListenerAuthentication({"0.0.0.0:9740", false, false, false, false,
                                            /*allow_unauthenticated=*/true})
                   .ok());
-  EXPECT_TRUE(CheckListenerAuthentication({"10.0.0.1:9740", false, true, true, false, false})
-                  .ok());
-  EXPECT_FALSE(CheckListenerAuthentication({"10.0.0.1:9740", false, true, false, true, false})
-                   .ok())
+  EXPECT_TRUE(CheckListenerAuthentication({"10.0.0.1:9740", false, true, true, false, false}).ok());
+  EXPECT_FALSE(CheckListenerAuthentication({"10.0.0.1:9740", false, true, false, true, false}).ok())
       << "tokens authenticate Query clients, not agents";
-  EXPECT_TRUE(CheckListenerAuthentication({"127.0.0.1:9740", true, false, false, false, false})
-                  .ok());
+  EXPECT_TRUE(
+      CheckListenerAuthentication({"127.0.0.1:9740", true, false, false, false, false}).ok());
   EXPECT_TRUE(CheckListenerAuthentication(
                   {"unix:/run/railwatch/grpc.sock", false, false, false, false, false})
                   .ok());

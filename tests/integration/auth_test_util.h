@@ -41,9 +41,8 @@ inline void Install(const std::string& dir, const std::string& name, const std::
 inline std::string AccessFileText(const std::string& default_role = "read-only") {
   return absl::StrCat("tokens:\n",
                       "  - {name: grafana, role: read-only, sha256: ", Sha256Hex("reader-token"),
-                      "}\n",
-                      "  - {name: oncall, role: admin, sha256: ", Sha256Hex("admin-token"), "}\n",
-                      "certificates:\n  - {identity: test client, role: admin}\n",
+                      "}\n", "  - {name: oncall, role: admin, sha256: ", Sha256Hex("admin-token"),
+                      "}\n", "certificates:\n  - {identity: test client, role: admin}\n",
                       "default_certificate_role: ", default_role, "\n");
 }
 

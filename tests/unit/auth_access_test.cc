@@ -17,17 +17,18 @@ TEST(AuthAccessTest, Sha256OfTheToken) {
 
 TEST(AuthAccessTest, ParsesTokensCertificatesAndTheDefault) {
   const std::string hash = Sha256Hex("s3cret");
-  absl::StatusOr<AccessFile> f = ParseAccessFile(
-      "access.yaml", "tokens:\n"
-                     "  - name: grafana\n    role: read-only\n    sha256: " +
-                         hash +
-                         "\n"
-                         "  - {name: oncall, role: admin, sha256: " +
-                         Sha256Hex("other") +
-                         "}\n"
-                         "certificates:\n  - {identity: sre-cli, role: admin}\n"
-                         "  - {identity: spiffe://cluster/agent, role: none}\n"
-                         "default_certificate_role: none\n");
+  absl::StatusOr<AccessFile> f =
+      ParseAccessFile("access.yaml",
+                      "tokens:\n"
+                      "  - name: grafana\n    role: read-only\n    sha256: " +
+                          hash +
+                          "\n"
+                          "  - {name: oncall, role: admin, sha256: " +
+                          Sha256Hex("other") +
+                          "}\n"
+                          "certificates:\n  - {identity: sre-cli, role: admin}\n"
+                          "  - {identity: spiffe://cluster/agent, role: none}\n"
+                          "default_certificate_role: none\n");
   ASSERT_TRUE(f.ok()) << f.status();
   ASSERT_EQ(f->tokens.size(), 2u);
   EXPECT_EQ(f->tokens[0].name, "grafana");
@@ -51,23 +52,27 @@ TEST(AuthAccessTest, AnEmptyFileHasNoTokensAndReadOnlyCertificates) {
 TEST(AuthAccessTest, UppercaseHashesAreAccepted) {
   std::string upper = Sha256Hex("x");
   for (char& c : upper) c = static_cast<char>(std::toupper(c));
-  absl::StatusOr<AccessFile> f = ParseAccessFile(
-      "a.yaml", "tokens:\n  - {name: a, role: admin, sha256: " + upper + "}\n");
+  absl::StatusOr<AccessFile> f =
+      ParseAccessFile("a.yaml", "tokens:\n  - {name: a, role: admin, sha256: " + upper + "}\n");
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->tokens[0].sha256, Sha256Hex("x"));
 }
 
 TEST(AuthAccessTest, EveryProblemHasItsLine) {
-  absl::StatusOr<AccessFile> f = ParseAccessFile(
-      "access.yaml",
-      "tokens:\n"
-      "  - {name: a, role: root, sha256: " + Sha256Hex("1") + "}\n"   // line 2
-      "  - {name: b, role: admin, sha256: abc}\n"                      // line 3
-      "  - {name: c, role: admin, token: hunter2}\n"                   // line 4
-      "  - {name: a, role: admin, sha256: " + Sha256Hex("1") + "}\n"   // line 5
-      "certificates:\n  - {role: admin}\n"                             // line 7
-      "default_certificate_role: admin\n"                              // line 8
-      "extra: 1\n");                                                   // line 9
+  absl::StatusOr<AccessFile> f =
+      ParseAccessFile("access.yaml",
+                      "tokens:\n"
+                      "  - {name: a, role: root, sha256: " +
+                          Sha256Hex("1") +
+                          "}\n"                                           // line 2
+                          "  - {name: b, role: admin, sha256: abc}\n"     // line 3
+                          "  - {name: c, role: admin, token: hunter2}\n"  // line 4
+                          "  - {name: a, role: admin, sha256: " +
+                          Sha256Hex("1") +
+                          "}\n"                                 // line 5
+                          "certificates:\n  - {role: admin}\n"  // line 7
+                          "default_certificate_role: admin\n"   // line 8
+                          "extra: 1\n");                        // line 9
   ASSERT_FALSE(f.ok());
   const std::string m(f.status().message());
   EXPECT_THAT(m, HasSubstr("access.yaml:2:21: role \"root\": expected read-only or admin"));
