@@ -1,6 +1,6 @@
 #include "store/counter_math.h"
 
-#include <cmath>
+#include <limits>
 
 namespace railwatch {
 
@@ -27,24 +27,15 @@ std::string_view CounterTrapName(CounterTrap trap) {
   return "none";
 }
 
-namespace {
-
-// 2^64 as a double: readings at or above it are not uint64.
-constexpr double kTwoTo64 = 18446744073709551616.0;
-
-bool IsWholeUint64(double v) { return v >= 0 && v < kTwoTo64 && std::floor(v) == v; }
-
-}  // namespace
-
-double CounterDifference(double from, double to) {
-  if (IsWholeUint64(from) && IsWholeUint64(to) && to >= from) {
-    return static_cast<double>(static_cast<uint64_t>(to) - static_cast<uint64_t>(from));
-  }
-  return to - from;
-}
-
 CounterAdvance AdvanceCounter(double prev, double cur, uint32_t width_bits, double max_increase) {
-  if (!std::isfinite(cur) || cur < 0) return {0, CounterTrap::kInvalidValue};
+  if (!(cur >= 0 && cur <= std::numeric_limits<double>::max())) {  // NaN, negative, infinite
+    return {0, CounterTrap::kInvalidValue};
+  }
+  if (cur >= prev) {  // the usual step
+    const double increase = CounterDifference(prev, cur);
+    if (increase <= max_increase) return {increase, CounterTrap::kNone};
+    return {0, CounterTrap::kAboveLineRate};
+  }
   CounterAdvance reading;
   if (IsWholeUint64(prev) && IsWholeUint64(cur)) {
     // In integers: a difference of two counters beyond 2^53 is exact.
@@ -54,9 +45,7 @@ CounterAdvance AdvanceCounter(double prev, double cur, uint32_t width_bits, doub
     reading.trap = step.wrapped ? CounterTrap::kWrap
                    : step.reset ? CounterTrap::kReset
                                 : CounterTrap::kNone;
-  } else if (cur >= prev) {  // a fractional counter (seconds)
-    reading.increase = CounterDifference(prev, cur);
-  } else {
+  } else {  // a fractional counter (seconds) that went down
     reading = {cur, CounterTrap::kReset};
   }
   if (reading.increase <= max_increase) return reading;

@@ -180,25 +180,34 @@ float FloorFloat(double v) {
 }
 }  // namespace
 
-std::optional<double> SeriesStore::CorrectCounterLocked(Series& s, int64_t t, double raw) {
-  if (!std::isfinite(raw) || raw < 0) {
+bool SeriesStore::CorrectCounterLocked(Series& s, int64_t t, double& value) {
+  const double raw = value + 0.0;  // -0 reads 0
+  if (!(raw >= 0 && raw <= std::numeric_limits<double>::max())) {  // NaN, negative, infinite
     ++stats_.counter_values_invalid;
-    return std::nullopt;
+    return false;
   }
-  raw += 0.0;  // -0 reads 0
-  const double max_rate = MaxCounterRate(s.bound, line_rate_by_labels_[s.labels_id]);
+  const bool bounded = s.bound != CounterBound::kNone;
+  const double max_rate =
+      bounded ? MaxCounterRate(s.bound, line_rate_by_labels_[s.labels_id]) : 0;
   if (s.count == 0) {
     s.raw_last = raw;
-    s.credit = s.bound == CounterBound::kNone ? 0 : FloorFloat(max_rate * kCounterBurstSeconds);
-    return raw;  // the first reading is the start: the exported counter begins where it is
+    s.credit = bounded ? FloorFloat(max_rate * kCounterBurstSeconds) : 0;
+    value = raw;  // the first reading is the start: the exported counter begins where it is
+    return true;
+  }
+  if (!bounded && raw >= s.raw_last) {  // the usual step of an unbounded counter, inline
+    const double increase = CounterDifference(s.raw_last, raw);
+    s.raw_last = raw;
+    value = s.last_value + increase;
+    return true;
   }
   double allowed = std::numeric_limits<double>::infinity();
   CounterAllowance allowance{s.credit};
-  if (s.bound != CounterBound::kNone) {
+  if (bounded) {
     allowed = allowance.Allowed(max_rate, static_cast<double>(t - s.last_time) / 1e9);
   }
   const CounterAdvance step = AdvanceCounter(s.raw_last, raw, s.width_bits, allowed);
-  if (s.bound != CounterBound::kNone) {
+  if (bounded) {
     allowance.Spend(max_rate, allowed, step.increase);
     s.credit = FloorFloat(allowance.credit);
   }
@@ -210,7 +219,8 @@ std::optional<double> SeriesStore::CorrectCounterLocked(Series& s, int64_t t, do
     case CounterTrap::kAboveLineRate: ++stats_.counter_steps_above_line_rate; break;
     case CounterTrap::kInvalidValue: ++stats_.counter_values_invalid; break;
   }
-  return s.last_value + step.increase;
+  value = s.last_value + step.increase;
+  return step.trap != CounterTrap::kInvalidValue;
 }
 
 bool SeriesStore::AppendLocked(SeriesRef ref, int64_t t, double value) {
@@ -220,9 +230,7 @@ bool SeriesStore::AppendLocked(SeriesRef ref, int64_t t, double value) {
     return false;
   }
   if (s.kind == MetricKind::kCounter) {
-    const std::optional<double> corrected = CorrectCounterLocked(s, t, value);
-    if (!corrected) return false;
-    value = *corrected;
+    if (!CorrectCounterLocked(s, t, value)) return false;
   } else if (s.port_rate && value > line_rate_by_labels_[s.labels_id]) {
     line_rate_by_labels_[s.labels_id] = value;  // NaN never compares greater
   }

@@ -246,9 +246,10 @@ class SeriesStore {
 
   bool AppendLocked(SeriesRef ref, int64_t time_unix_nano, double value)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The counter value to store for a raw reading `raw` at t (Series::last_value when the step
-  // is rejected); nullopt when the reading is dropped.
-  std::optional<double> CorrectCounterLocked(Series& s, int64_t t, double raw)
+  // Turns `value`, a raw reading at t, into the counter value to store (Series::last_value
+  // when the step is rejected); false when the reading is dropped. (Not an optional<double>:
+  // returned in two registers and spilled, it stalled every append on a store forward.)
+  bool CorrectCounterLocked(Series& s, int64_t t, double& value)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   uint32_t InternLabelsLocked(const Labels& labels) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   template <typename Fn>
