@@ -77,7 +77,10 @@ std::optional<NumberedState> ParseNumberedState(absl::string_view text) {
   size_t colon = text.find(':');
   if (colon == absl::string_view::npos) return std::nullopt;
   NumberedState state;
-  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(text.substr(0, colon)), &state.number)) {
+  // The kernel prints an 8-bit code ("%d: %s"); anything else is not a state (found by
+  // tests/fuzz/sysfs_fuzz: "-5: LinkUp" became a port state of -5).
+  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(text.substr(0, colon)), &state.number) ||
+      state.number < 0 || state.number > 255) {
     return std::nullopt;
   }
   state.name = std::string(absl::StripAsciiWhitespace(text.substr(colon + 1)));

@@ -30,7 +30,8 @@ RdmaDeviceInfo ReadRdmaDeviceInfo(const std::string& device_dir);
 // de-duplicated; empty for InfiniBand ports.
 std::vector<std::string> ReadPortNetdevs(const std::string& port_dir);
 
-// "4: ACTIVE" -> {4, "ACTIVE"}; "5: LinkUp" -> {5, "LinkUp"}.
+// "4: ACTIVE" -> {4, "ACTIVE"}; "5: LinkUp" -> {5, "LinkUp"}; nullopt unless the number is
+// 0 to 255.
 struct NumberedState {
   int number = 0;
   std::string name;

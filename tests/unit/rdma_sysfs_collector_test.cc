@@ -376,6 +376,10 @@ TEST(RdmaAttributes, ParsesStatesAndRates) {
   EXPECT_EQ(ParseNumberedState("5: LinkUp")->name, "LinkUp");
   EXPECT_FALSE(ParseNumberedState("ACTIVE").has_value());
   EXPECT_FALSE(ParseNumberedState("x: ACTIVE").has_value());
+  // Found by tests/fuzz/sysfs_fuzz (regressions/sysfs_fuzz/state-negative.txt).
+  EXPECT_FALSE(ParseNumberedState("-5: LinkUp").has_value());
+  EXPECT_FALSE(ParseNumberedState("256: ACTIVE").has_value());
+  EXPECT_EQ(ParseNumberedState("0: NOP")->number, 0);
   EXPECT_EQ(ParseRateBitsPerSecond("100 Gb/sec (4X EDR)"), 100e9);
   EXPECT_EQ(ParseRateBitsPerSecond("2.5 Gb/sec (1X SDR)"), 2.5e9);
   EXPECT_EQ(ParseRateBitsPerSecond("10 Gb/sec (4X)"), 10e9);
