@@ -44,7 +44,7 @@ std::string RenderMetricsMarkdown() {
       "then only rises: resets and wraps are corrected, and a step above what the port can\n"
       "carry (a bytes, bits, packets or frames counter above line rate; a microseconds counter\n"
       "faster than the clock) is rejected and counted in\n"
-      "`railwatch_store_counter_traps_total{reason}` (docs/STORE.md, \"Counter semantics\").\n\n"
+      "`railwatch_store_traps_total{reason}` (docs/STORE.md, \"Counter semantics\").\n\n"
       "| metric | kind | unit | sources | help |\n"
       "|---|---|---|---|---|\n";
   for (const MetricSpec& m : CanonicalMetrics()) {

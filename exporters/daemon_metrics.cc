@@ -46,7 +46,7 @@ DaemonMetrics::DaemonMetrics(prometheus::Registry& r)
       counter_resets(NewCounter(r, "railwatch_store_resets_total",
                                 "Counter resets seen (driver reloads, replaced NICs).")),
       counter_traps(prometheus::BuildCounter()
-                        .Name("railwatch_store_counter_traps_total")
+                        .Name("railwatch_store_traps_total")
                         .Help("Counter steps not taken as a plain increase, by reason: reset "
                               "and wrap (corrected), above_line_rate (rejected: the reading "
                               "becomes the new baseline), invalid_value (dropped).")

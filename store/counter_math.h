@@ -37,7 +37,7 @@ inline double CounterDifference(double from, double to) {
 }
 
 // Why a counter step was not taken as a plain increase (docs/STORE.md, "Counter semantics").
-// The names are the `reason` label of railwatch_store_counter_traps_total.
+// The names are the `reason` label of railwatch_store_traps_total.
 enum class CounterTrap : uint8_t {
   kNone,
   kReset,          // went down, not a wrap: counted up from 0 since (increase = the reading)

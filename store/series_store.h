@@ -76,7 +76,7 @@ class SeriesStore {
   struct Stats {
     uint64_t samples_appended = 0;
     uint64_t samples_out_of_order = 0;
-    // Counter steps by CounterTrap (railwatch_store_counter_traps_total{reason}).
+    // Counter steps by CounterTrap (railwatch_store_traps_total{reason}).
     uint64_t counter_resets = 0;
     uint64_t counter_wraps = 0;
     uint64_t counter_steps_above_line_rate = 0;
