@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -69,19 +70,28 @@ class CheckingEmitter final : public railwatch::Emitter {
 };
 
 // The tree lives in memory where it can (tmpfs): creating and truncating files on a disk
-// costs more than the code under test. Made once; each input rewrites its files.
+// costs more than the code under test. Made once; each input rewrites its files. libFuzzer
+// ends some runs without atexit handlers, so scripts/fuzz names a directory it removes itself
+// (RAILWATCH_FUZZ_SCRATCH).
 const fs::path& Root() {
-  static const fs::path root = [] {
-    const fs::path base =
-        fs::is_directory("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
+  // Never destroyed: the atexit handler below runs after static destructors would.
+  static const fs::path& root = *[] {
+    const char* scratch = std::getenv("RAILWATCH_FUZZ_SCRATCH");
+    const fs::path base = scratch != nullptr             ? fs::path(scratch)
+                          : fs::is_directory("/dev/shm") ? fs::path("/dev/shm")
+                                                         : fs::temp_directory_path();
     std::string dir = (base / "railwatch-sysfs-fuzz.XXXXXX").string();
     Check(mkdtemp(dir.data()) != nullptr);
+    return new fs::path(dir);
+  }();
+  static const bool cleanup = [] {
     std::atexit([] {
       std::error_code ec;
       fs::remove_all(Root(), ec);
     });
-    return fs::path(dir);
+    return true;
   }();
+  (void)cleanup;
   return root;
 }
 
