@@ -38,6 +38,11 @@ struct DaemonOptions {
   double gpu_hour_cost = 30;
   // Events kept for the rules engine and queries.
   size_t event_capacity = 100'000;
+  // gRPC messages larger than this are refused by gRPC with RESOURCE_EXHAUSTED. A new stream's
+  // first batch carries all of an agent's series definitions (64 MB: about 400k).
+  int max_receive_message_bytes = 64 << 20;
+  // Series one agent stream may define (docs/OPERATIONS.md, "Bad input").
+  size_t max_series_per_agent = 1'000'000;
   // Where the active diagnoses are saved so that a restart neither pages them again nor
   // forgets them (docs/OPERATIONS.md, "State"); empty: nothing is saved.
   std::string state_dir;
@@ -46,11 +51,6 @@ struct DaemonOptions {
   bool state_dir_required = false;
   // Restored diagnoses are not resolved for lack of data sooner than this after the start.
   absl::Duration restore_grace = absl::Minutes(2);
-  // gRPC messages larger than this are refused by gRPC with RESOURCE_EXHAUSTED. A new stream's
-  // first batch carries all of an agent's series definitions (64 MB: about 400k).
-  int max_receive_message_bytes = 64 << 20;
-  // Series one agent stream may define (docs/OPERATIONS.md, "Bad input").
-  size_t max_series_per_agent = 1'000'000;
   // Written once both listeners are up: {"grpc": "host:port", "metrics": "host:port"}.
   std::string ready_file;
   // Alertmanager base URLs (each gets POST /api/v2/alerts); empty: no alerts are sent.

@@ -126,6 +126,9 @@ int main(int argc, char** argv) {
   options.topology = absl::GetFlag(FLAGS_topology);
   options.gpu_hour_cost = absl::GetFlag(FLAGS_gpu_hour_cost);
   options.event_capacity = static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_event_capacity)));
+  options.max_receive_message_bytes = std::max(1 << 20, absl::GetFlag(FLAGS_max_message_bytes));
+  options.max_series_per_agent =
+      static_cast<size_t>(std::max<int64_t>(1, absl::GetFlag(FLAGS_max_series_per_agent)));
   for (absl::string_view url :
        absl::StrSplit(absl::GetFlag(FLAGS_alertmanager_url), ',', absl::SkipWhitespace())) {
     options.alertmanager_urls.emplace_back(absl::StripAsciiWhitespace(url));
@@ -139,9 +142,6 @@ int main(int argc, char** argv) {
 
 
   railwatch::Daemon daemon(options);
-  options.max_receive_message_bytes = std::max(1 << 20, absl::GetFlag(FLAGS_max_message_bytes));
-  options.max_series_per_agent =
-      static_cast<size_t>(std::max<int64_t>(1, absl::GetFlag(FLAGS_max_series_per_agent)));
   if (absl::Status s = daemon.Start(); !s.ok()) {
     spdlog::critical("cannot start: {}", s.message());
     return 1;

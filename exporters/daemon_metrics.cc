@@ -30,16 +30,16 @@ DaemonMetrics::DaemonMetrics(prometheus::Registry& r)
                                  "Events received from agents.")),
       streams_opened(NewCounter(r, "railwatch_ingest_streams_opened_total",
                                 "Ingest streams opened by agents (connects and reconnects).")),
+      streams_aborted(NewCounter(r, "railwatch_ingest_streams_aborted_total",
+                                 "Ingest streams that ended without a clean close: the agent "
+                                 "vanished or cancelled, the keepalive found the connection "
+                                 "dead, or gRPC refused a message over the receive limit.")),
       ingest_errors(prometheus::BuildCounter()
                         .Name("railwatch_ingest_errors_total")
                         .Help("Ingest messages or points rejected, by reason.")
                         .Register(r)),
       agents_connected(NewGauge(r, "railwatch_agents_connected", "Agents with an open stream.")),
       series(NewGauge(r, "railwatch_series", "Series held in the store.")),
-      streams_aborted(NewCounter(r, "railwatch_ingest_streams_aborted_total",
-                                 "Ingest streams that ended without a clean close: the agent "
-                                 "vanished or cancelled, the keepalive found the connection "
-                                 "dead, or gRPC refused a message over the receive limit.")),
       samples_out_of_order(NewCounter(r, "railwatch_store_samples_out_of_order_total",
                                       "Samples dropped because they were not newer than the "
                                       "series' latest.")),
