@@ -6,12 +6,8 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "agent/agent.h"
 #include "agent/tls_channel.h"
@@ -19,8 +15,8 @@
 #include "collectors/log_collector.h"
 #include "collectors/rdma_sysfs_collector.h"
 #include "common/logging.h"
+#include "common/program.h"
 #include "common/signals.h"
-#include "common/version.h"
 #include "gnmi/switch_collector.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:9740", "railwatchd gRPC address");
@@ -88,22 +84,42 @@ ABSL_FLAG(int, max_queued_batches, 600,
           "minutes at 1 s)");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn or error");
 
+namespace {
+
+railwatch::ProgramInfo AgentProgram() {
+  return {
+      .name = "railwatch-agent",
+      .summary = "the railwatch agent: collects this host's RDMA, ethtool, link and log signals "
+                 "(--role=host) or the switches' gNMI telemetry (--role=switch) and streams "
+                 "them to railwatchd.",
+      .usage = "Usage: railwatch-agent [--server=ADDR] [--sysfs_root=DIR] [--interval=1s]\n"
+               "       railwatch-agent --role=switch --gnmi_targets=FILE [--gnmi_profiles=DIR]",
+      .groups =
+          {
+              {"Role and identity", {"role", "hostname", "agent_id"}},
+              {"Daemon connection (docs/SECURITY.md)",
+               {"server", "tls_ca", "tls_cert", "tls_key", "tls_reload_interval",
+                "backoff_initial", "backoff_max"}},
+              {"Spool: nothing lost across outages and restarts (docs/OPERATIONS.md)",
+               {"spool_dir", "spool_max_bytes", "max_queued_batches"}},
+              {"Host collection (--role=host; docs/COLLECTORS.md)",
+               {"interval", "rescan_interval", "sysfs_root", "netdevs", "ethtool",
+                "ethtool_dumps", "link_events", "log_paths", "log_state_dir"}},
+              {"Switch collection (--role=switch; docs/SWITCH_AGENT.md)",
+               {"gnmi_targets", "gnmi_profiles", "topology"}},
+              {"Logging", {"log_level"}},
+          },
+      .epilogue = "Deployment: docs/OPERATIONS.md.",
+  };
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "railwatch agent: collects fabric counters on this host and streams them to railwatchd.\n"
-      "Usage: railwatch-agent [--server=ADDR] [--sysfs_root=DIR] [--interval=1s]\n"
-      "       railwatch-agent --role=switch --gnmi_targets=FILE [--gnmi_profiles=DIR]");
-  absl::FlagsUsageConfig usage;
-  usage.version_string = [] { return std::string("railwatch-agent ") + railwatch::kVersion + "\n"; };
-  absl::SetFlagsUsageConfig(usage);
   static absl::Notification stop;
   railwatch::NotifyOnTerminationSignal(stop);
-  absl::ParseCommandLine(argc, argv);
-#ifdef NDEBUG
-  // Abseil's mutex deadlock detector builds a lock graph on every acquisition; Debian's
-  // libabsl leaves it on. Debug and sanitizer builds (the test suite's) keep it.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-#endif
+  railwatch::ParseProgramFlags(argc, argv, AgentProgram());
+  railwatch::ApplyProcessDefaults();
   if (absl::Status s = railwatch::InitLogging("railwatch-agent", absl::GetFlag(FLAGS_log_level));
       !s.ok()) {
     fprintf(stderr, "railwatch-agent: %s\n", std::string(s.message()).c_str());

@@ -74,6 +74,9 @@ class Sender {
   const Options options_;
   SeriesRegistry& registry_;
   const std::unique_ptr<Spool> spool_;
+  // A new channel (a new connection) for the next stream; sender thread only.
+  void Connect();
+
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Ingest::Stub> stub_;
   Backoff backoff_;

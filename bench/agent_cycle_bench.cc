@@ -46,15 +46,18 @@ struct Host {
       abort();
     }
     host_root = fabric->HostRoot("gpu-node-001");
-    // class/net/<netdev> as the kernel has it, so the default netdev selection finds them.
+    // The simulator writes class/net/<netdev> as the kernel has it (a link to the PCI
+    // function's net/<netdev>, with a `device` link back), so the default netdev selection
+    // finds them.
     for (int n = 0; n < kNics; ++n) {
       const fs::path rdma = fs::path(host_root) / "class/infiniband" / ("mlx5_" + std::to_string(n));
       for (const std::string& netdev : ReadRdmaDeviceInfo(rdma.string()).netdevs) {
-        fs::create_directories(fs::path(host_root) / "class/net" / netdev);
-        fs::create_symlink(fs::canonical(rdma / "device"),
-                           fs::path(host_root) / "class/net" / netdev / "device");
         netdevs.push_back(netdev);
       }
+    }
+    if (netdevs.size() != kNics) {
+      spdlog::critical("simulator: {} netdevs behind {} NICs", netdevs.size(), kNics);
+      abort();
     }
   }
   ~Host() {

@@ -5,6 +5,7 @@
 # diagnoses (the load's quiet hosts must raise none) as FIGURE lines for bench/run.
 #
 # Usage: bench/detection_under_load.sh [BUILD_DIR] [LOAD]   (defaults: build/release, 1024x1000)
+# Environment: SCENARIOS (default sim/scenarios/load): the scenario files or directory to play.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-$SRC/build/release}
@@ -13,7 +14,8 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/railwatch-load-XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
 set +e
-"$B/sim/railwatch-sim" run --jobs=1 --json --load="$LOAD" "$SRC/sim/scenarios/load" \
+# shellcheck disable=SC2086
+"$B/sim/railwatch-sim" run --jobs=1 --json --load="$LOAD" ${SCENARIOS:-"$SRC/sim/scenarios/load"} \
   >"$WORK/scores.json" 2>"$WORK/progress.log"
 rc=$?
 set -e

@@ -6,11 +6,10 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "common/program.h"
 #include "bench/loadgen_client.h"
 #include "common/logging.h"
 #include "common/signals.h"
@@ -122,15 +121,18 @@ int Main(absl::Notification& stop) {
 }  // namespace railwatch::loadgen
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "plays many railwatch host agents over real gRPC Ingest streams.\nUsage: railwatch-loadgen "
-      "--server=HOST:PORT [--agents=1024] [--series=1000] [--interval=1s] [--duration=60s]");
   static absl::Notification stop_signal;
   railwatch::NotifyOnTerminationSignal(stop_signal);
-  absl::ParseCommandLine(argc, argv);
-#ifdef NDEBUG
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-#endif
+  railwatch::ParseProgramFlags(
+      argc, argv,
+      {.name = "railwatch-loadgen",
+       .summary = "plays many railwatch host agents over real gRPC Ingest streams (bench/ingest.sh).",
+       .usage = "Usage: railwatch-loadgen --server=HOST:PORT [--agents=1024] [--series=1000] [--interval=1s] [--duration=60s]",
+       .groups = {
+          {"Load", {"server", "agents", "series", "interval", "duration", "host_prefix", "threads", "first_host"}},
+          {"Logging", {"log_level"}},
+       }});
+  railwatch::ApplyProcessDefaults();
   if (absl::Status s = railwatch::InitLogging("railwatch-loadgen", absl::GetFlag(FLAGS_log_level));
       !s.ok()) {
     fprintf(stderr, "railwatch-loadgen: %s\n", std::string(s.message()).c_str());

@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
+#include "common/program.h"
 #include "common/clock.h"
 #include "common/vocabulary.h"
 #include "exporters/daemon_metrics.h"
@@ -109,7 +109,9 @@ std::vector<PodSeries> BuildPod(SeriesStore& store, int hosts, int per_nic) {
           add(m.name, m.kind, {});
         }
       }
-      for (int k = 0; count < per_nic; ++k) {
+      // Driver statistics fill the NIC up to per_nic (add() counts in `count`).
+      for (int k = 0;; ++k) {
+        if (count >= per_nic) break;
         add("fabric_rdma_driver_stat_total", MetricKind::kCounter,
             {{"counter", absl::StrCat("hw_stat_", k)}});
       }
@@ -282,6 +284,13 @@ int Main() {
 }  // namespace railwatch::bench
 
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
+  railwatch::ParseProgramFlags(
+      argc, argv,
+      {.name = "metrics_bench",
+       .summary = "/metrics at scale: the store rendered as railwatchd exposes it, scraped over HTTP on loopback; prints FIGURE lines.",
+       .usage = "Usage: metrics_bench [--series=100000] [--renders=50] [--scrapes=10000] [--path=text|families]",
+       .groups = {
+          {"Benchmark", {"series", "renders", "scrapes", "path"}},
+       }});
   return railwatch::bench::Main();
 }

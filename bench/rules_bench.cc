@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
+#include "common/program.h"
 #include "bench/rules_bench_pod.h"
 #include "common/clock.h"
 #include "engine/engine.h"
@@ -252,6 +252,15 @@ int Main() {
 }  // namespace railwatch
 
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
+  railwatch::ParseProgramFlags(
+      argc, argv,
+      {.name = "rules_bench",
+       .summary = "rule evaluation at scale: a synthetic pod, its topology and the shipped playbooks; times Engine::EvaluateOnce per simulated second and prints FIGURE lines.",
+       .usage = "Usage: rules_bench [--hosts=1421] [--series_per_host=N] [--playbooks=50] [--threads=1] [--ticks=60]",
+       .groups = {
+          {"Pod", {"hosts", "series_per_host", "retention", "ingest_seconds"}},
+          {"Playbooks", {"rules", "playbooks", "per_playbook"}},
+          {"Timing", {"threads", "ticks", "warmup", "warmup_every"}},
+       }});
   return railwatch::Main();
 }

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
+#include "common/program.h"
 #include "agent/spool.h"
 
 ABSL_FLAG(int, series, 1000, "counters in a batch");
@@ -36,7 +36,14 @@ double Median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
+  railwatch::ParseProgramFlags(
+      argc, argv,
+      {.name = "spool_bench",
+       .summary = "what the agent's on-disk spool costs: append, recovery scan and replay; prints FIGURE lines (medians of --runs).",
+       .usage = "Usage: spool_bench [--series=1000] [--batches=2000] [--runs=3] [--dir=DIR]",
+       .groups = {
+          {"Benchmark", {"series", "batches", "runs", "dir"}},
+       }});
   const int series = absl::GetFlag(FLAGS_series);
   const int batches = absl::GetFlag(FLAGS_batches);
   std::string base = absl::GetFlag(FLAGS_dir);

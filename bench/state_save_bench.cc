@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
+#include "common/program.h"
 #include "engine/diagnosis_state.h"
 
 ABSL_FLAG(int, diagnoses, 500, "active diagnoses in the state");
@@ -120,6 +120,13 @@ int Main() {
 }  // namespace railwatch
 
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
+  railwatch::ParseProgramFlags(
+      argc, argv,
+      {.name = "state_save_bench",
+       .summary = "what saving and restoring the engine's active diagnoses costs; prints FIGURE lines (medians).",
+       .usage = "Usage: state_save_bench [--diagnoses=500] [--repeats=15] [--dir=/tmp]",
+       .groups = {
+          {"Benchmark", {"diagnoses", "repeats", "dir"}},
+       }});
   return railwatch::Main();
 }

@@ -17,18 +17,13 @@ namespace {
 using logs::LogEvent;
 using Level = TriageFinding::Level;
 
-std::string V(const LogEvent& e, std::string_view key) {
-  const std::string* v = e.Get(key);
-  return v ? *v : std::string();
-}
-
 int64_t N(const LogEvent& e, std::string_view key, int64_t fallback = -1) {
   int64_t v;
-  return absl::SimpleAtoi(V(e, key), &v) ? v : fallback;
+  return absl::SimpleAtoi(e.Value(key), &v) ? v : fallback;
 }
 
 // An ordered set of strings, printed as "a, b, c and 4 more".
-class List {
+class NameList {
  public:
   void Add(const std::string& s) {
     if (!s.empty() && std::find(v_.begin(), v_.end(), s) == v_.end()) v_.push_back(s);
@@ -47,9 +42,9 @@ class List {
 };
 
 // What the rest of the log says about a process: its ranks and the NICs NCCL chose.
-struct Process {
-  List ranks;  // "3/16"
-  List nics;   // "mlx5_0,mlx5_1"
+struct ProcessFacts {
+  NameList ranks;  // "3/16"
+  NameList nics;   // "mlx5_0,mlx5_1"
 };
 
 class Analyzer {
@@ -58,7 +53,7 @@ class Analyzer {
   TriageReport Run();
 
  private:
-  static std::string ProcKey(const LogEvent& e) { return V(e, "host") + ":" + V(e, "pid"); }
+  static std::string ProcKey(const LogEvent& e) { return e.Value("host") + ":" + e.Value("pid"); }
   std::string Where(const LogEvent& e) const;
   TriageFinding& Group(const std::string& key, Level level, const LogEvent& e);
   std::string ChainFor(const LogEvent& e) const;
@@ -75,7 +70,7 @@ class Analyzer {
   void Context(TriageReport& r) const;
 
   const std::vector<LogEvent>& events_;
-  std::map<std::string, Process> procs_;
+  std::map<std::string, ProcessFacts> procs_;
   std::vector<TriageFinding> findings_;
   std::map<std::string, size_t> groups_;
   std::map<std::string, std::string> chains_;    // "file:line" of the first error -> chain
@@ -83,16 +78,16 @@ class Analyzer {
 };
 
 std::string Analyzer::Where(const LogEvent& e) const {
-  std::string w = V(e, "host").empty() ? "(no host in the line)" : V(e, "host");
-  if (!V(e, "pid").empty()) absl::StrAppend(&w, " pid ", V(e, "pid"));
-  if (!V(e, "cuda_dev").empty()) absl::StrAppend(&w, " cudaDev ", V(e, "cuda_dev"));
+  std::string w = e.Value("host").empty() ? "(no host in the line)" : e.Value("host");
+  if (!e.Value("pid").empty()) absl::StrAppend(&w, " pid ", e.Value("pid"));
+  if (!e.Value("cuda_dev").empty()) absl::StrAppend(&w, " cudaDev ", e.Value("cuda_dev"));
   auto it = procs_.find(ProcKey(e));
   if (it != procs_.end() && !it->second.ranks.empty()) {
     absl::StrAppend(&w, " (rank ", it->second.ranks.Join(4), ")");
-  } else if (!V(e, "mpi_rank").empty()) {
-    absl::StrAppend(&w, " (MPI rank ", V(e, "mpi_rank"), ")");
-  } else if (!V(e, "global_rank").empty()) {
-    absl::StrAppend(&w, " (rank ", V(e, "global_rank"), ")");
+  } else if (!e.Value("mpi_rank").empty()) {
+    absl::StrAppend(&w, " (MPI rank ", e.Value("mpi_rank"), ")");
+  } else if (!e.Value("global_rank").empty()) {
+    absl::StrAppend(&w, " (rank ", e.Value("global_rank"), ")");
   }
   return w;
 }
@@ -120,9 +115,9 @@ std::string Analyzer::ChainFor(const LogEvent& e) const {
 
 void Analyzer::IbCompletion() {
   struct Extra {
-    List where, peers, gids, remote_gids, dirs, devs, results;
-    std::map<std::string, List> ports;  // by peer address
-    List hosts;
+    NameList where, peers, gids, remote_gids, dirs, devs, results;
+    std::map<std::string, NameList> ports;  // by peer address
+    NameList hosts;
     std::string peer;
   };
   std::map<size_t, Extra> extra;
@@ -133,20 +128,20 @@ void Analyzer::IbCompletion() {
     TriageFinding& f = Group(absl::StrCat("ib:", status, ":", vendor), Level::kFailure, e);
     Extra& x = extra[groups_[absl::StrCat("ib:", status, ":", vendor)]];
     x.where.Add(Where(e));
-    if (!V(e, "peer_address").empty()) {
-      x.peers.Add(V(e, "peer_address"));
-      x.ports[V(e, "peer_address")].Add(V(e, "peer_port"));
-      if (x.peer.empty()) x.peer = V(e, "peer_address");
+    if (!e.Value("peer_address").empty()) {
+      x.peers.Add(e.Value("peer_address"));
+      x.ports[e.Value("peer_address")].Add(e.Value("peer_port"));
+      if (x.peer.empty()) x.peer = e.Value("peer_address");
     }
-    x.hosts.Add(V(e, "host"));
-    x.gids.Add(V(e, "local_gid"));
-    x.remote_gids.Add(V(e, "remote_gids"));
-    x.dirs.Add(V(e, "direction"));
-    x.devs.Add(V(e, "dev"));
+    x.hosts.Add(e.Value("host"));
+    x.gids.Add(e.Value("local_gid"));
+    x.remote_gids.Add(e.Value("remote_gids"));
+    x.dirs.Add(e.Value("direction"));
+    x.devs.Add(e.Value("dev"));
     x.results.Add(ChainFor(e));
-    std::string name = V(e, "status_name").empty() ? "unknown status" : V(e, "status_name");
+    std::string name = e.Value("status_name").empty() ? "unknown status" : e.Value("status_name");
     f.title = absl::StrCat("IB completion error ", name, " (status ", status, ")",
-                           vendor >= 0 ? absl::StrCat(", vendor err ", V(e, "vendor_err_hex")) : "",
+                           vendor >= 0 ? absl::StrCat(", vendor err ", e.Value("vendor_err_hex")) : "",
                            f.count > 1 ? absl::StrCat(", ", f.count, " times") : "");
     f.cause = triage::IbStatusCause(status, vendor);
     std::string candidates;
@@ -162,9 +157,9 @@ void Analyzer::IbCompletion() {
     f.details.emplace_back("where", x.where.Join(4));
     if (!x.dirs.empty()) f.details.emplace_back("direction", x.dirs.Join());
     if (!x.peers.empty()) {
-      List peers;
+      NameList peers;
       for (const std::string& p : x.peers.items()) {
-        const List& ports = x.ports[p];
+        const NameList& ports = x.ports[p];
         peers.Add(absl::StrCat(p, " (port", ports.size() > 1 ? "s " : " ", ports.Join(), ")"));
       }
       f.details.emplace_back("peers", peers.Join());
@@ -187,93 +182,93 @@ void Analyzer::IbCompletion() {
 void Analyzer::CallFailed() {
   for (const LogEvent& e : events_) {
     if (e.kind != "nccl.call_failed") continue;
-    std::string call = V(e, "call");
-    TriageFinding& f = Group(absl::StrCat("call:", call, ":", V(e, "error")), Level::kFailure, e);
+    std::string call = e.Value("call");
+    TriageFinding& f = Group(absl::StrCat("call:", call, ":", e.Value("error")), Level::kFailure, e);
     f.title =
         absl::StrCat("Verbs call ", call, " failed",
-                     V(e, "error").empty() ? "" : absl::StrCat(": ", V(e, "error")),
-                     V(e, "errno_name").empty() ? "" : absl::StrCat(" (", V(e, "errno_name"), ")"),
+                     e.Value("error").empty() ? "" : absl::StrCat(": ", e.Value("error")),
+                     e.Value("errno_name").empty() ? "" : absl::StrCat(" (", e.Value("errno_name"), ")"),
                      f.count > 1 ? absl::StrCat(", ", f.count, " times") : "");
     if (f.count == 1) {
       f.details.emplace_back("where", Where(e));
-      if (!V(e, "dev").empty()) {
-        f.details.emplace_back("device", absl::StrCat(V(e, "dev"), ":", V(e, "port")));
+      if (!e.Value("dev").empty()) {
+        f.details.emplace_back("device", absl::StrCat(e.Value("dev"), ":", e.Value("port")));
       }
-      if (!V(e, "curr_state").empty()) {
+      if (!e.Value("curr_state").empty()) {
         f.details.emplace_back(
-            "QP", absl::StrCat(V(e, "curr_state"), " -> ", V(e, "next_state"), ", local GID index ",
-                               V(e, "local_gid_index"), ", local GID ", V(e, "local_gid"),
-                               ", remote GID ", V(e, "remote_gid")));
+            "QP", absl::StrCat(e.Value("curr_state"), " -> ", e.Value("next_state"), ", local GID index ",
+                               e.Value("local_gid_index"), ", local GID ", e.Value("local_gid"),
+                               ", remote GID ", e.Value("remote_gid")));
       }
       std::string chain = ChainFor(e);
       if (!chain.empty()) f.details.emplace_back("result", chain);
     }
     f.cause =
-        triage::CallFailedCause(call, V(e, "errno_name"), V(e, "curr_state"), V(e, "next_state"));
+        triage::CallFailedCause(call, e.Value("errno_name"), e.Value("curr_state"), e.Value("next_state"));
     // Without a device in the message, the process's only NCCL NIC is the one.
-    std::string dev = V(e, "dev");
+    std::string dev = e.Value("dev");
     auto proc = procs_.find(ProcKey(e));
     if (dev.empty() && proc != procs_.end() && proc->second.nics.size() == 1 &&
         proc->second.nics.items()[0].find(',') == std::string::npos) {
       dev = proc->second.nics.items()[0];
     }
-    f.next = triage::CallFailedNext(call, V(e, "errno_name"), dev, V(e, "port"));
+    f.next = triage::CallFailedNext(call, e.Value("errno_name"), dev, e.Value("port"));
   }
 }
 
 // One finding per kind: where it happened, with the peers it names.
 void Analyzer::SimpleNccl(absl::string_view kind, Level level, absl::string_view title,
                           absl::string_view cause, std::vector<std::string> next) {
-  List where, peers, errors;
+  NameList where, peers, errors;
   for (const LogEvent& e : events_) {
     if (absl::string_view(e.kind) != kind) continue;
-    std::string key = absl::StrCat(kind, ":", kind == "nccl.ib_async_event" ? V(e, "event") : "");
+    std::string key = absl::StrCat(kind, ":", kind == "nccl.ib_async_event" ? e.Value("event") : "");
     TriageFinding& f = Group(key, level, e);
     where.Add(Where(e));
-    if (!V(e, "peer_address").empty()) {
-      peers.Add(V(e, "peer_address") + " port " + V(e, "peer_port"));
+    if (!e.Value("peer_address").empty()) {
+      peers.Add(e.Value("peer_address") + " port " + e.Value("peer_port"));
     }
-    errors.Add(V(e, "error").empty() ? V(e, "event") : V(e, "error"));
+    errors.Add(e.Value("error").empty() ? e.Value("event") : e.Value("error"));
     f.title = absl::StrCat(title, errors.empty() ? "" : absl::StrCat(": ", errors.Join(3)),
                            f.count > 1 ? absl::StrCat(", ", f.count, " times") : "");
     f.details = {{"where", where.Join(4)}};
     if (!peers.empty()) f.details.emplace_back("peers", peers.Join());
-    if (!V(e, "dev").empty()) f.details.emplace_back("device", V(e, "dev") + ":" + V(e, "port"));
+    if (!e.Value("dev").empty()) f.details.emplace_back("device", e.Value("dev") + ":" + e.Value("port"));
     f.cause =
-        kind == "nccl.ib_async_event" ? triage::AsyncEventCause(V(e, "event")) : std::string(cause);
+        kind == "nccl.ib_async_event" ? triage::AsyncEventCause(e.Value("event")) : std::string(cause);
     f.next = next;
   }
 }
 
 void Analyzer::Watchdog() {
   struct Extra {
-    List ranks, pg_ranks;
+    NameList ranks, pg_ranks;
     int64_t max_elapsed = 0;
   };
   std::map<size_t, Extra> extra;
   for (const LogEvent& e : events_) {
     if (e.kind != "pytorch.watchdog_timeout") continue;
     std::string key =
-        absl::StrCat("wd:", V(e, "pg_id"), ":", V(e, "seq_num"), ":", V(e, "op_type"));
+        absl::StrCat("wd:", e.Value("pg_id"), ":", e.Value("seq_num"), ":", e.Value("op_type"));
     TriageFinding& f = Group(key, Level::kFailure, e);
     Extra& x = extra[groups_[key]];
-    x.ranks.Add(V(e, "global_rank"));
-    x.pg_ranks.Add(V(e, "pg_rank"));
+    x.ranks.Add(e.Value("global_rank"));
+    x.pg_ranks.Add(e.Value("pg_rank"));
     x.max_elapsed = std::max(x.max_elapsed, N(e, "elapsed_ms", 0));
     f.title =
-        absl::StrCat("PyTorch watchdog timeout: ", V(e, "op_type"), " SeqNum ", V(e, "seq_num"),
-                     V(e, "pg_id").empty() ? "" : absl::StrCat(" (PG ", V(e, "pg_id"), ")"),
-                     " did not finish within ", V(e, "timeout_ms"), " ms, reported by ", f.count,
+        absl::StrCat("PyTorch watchdog timeout: ", e.Value("op_type"), " SeqNum ", e.Value("seq_num"),
+                     e.Value("pg_id").empty() ? "" : absl::StrCat(" (PG ", e.Value("pg_id"), ")"),
+                     " did not finish within ", e.Value("timeout_ms"), " ms, reported by ", f.count,
                      f.count > 1 ? " ranks" : " rank");
     f.details.clear();
     if (!x.ranks.empty()) f.details.emplace_back("global ranks", x.ranks.Join(16));
     if (!x.pg_ranks.empty()) f.details.emplace_back("PG ranks", x.pg_ranks.Join(16));
     f.details.emplace_back("waited", absl::StrCat("up to ", x.max_elapsed, " ms"));
-    if (!V(e, "numel_in").empty()) {
+    if (!e.Value("numel_in").empty()) {
       f.details.emplace_back(
-          "size", absl::StrCat("NumelIn ", V(e, "numel_in"), ", NumelOut ", V(e, "numel_out")));
+          "size", absl::StrCat("NumelIn ", e.Value("numel_in"), ", NumelOut ", e.Value("numel_out")));
     }
-    auto progress = progress_.find(V(e, "seq_num"));
+    auto progress = progress_.find(e.Value("seq_num"));
     if (progress != progress_.end()) f.details.emplace_back("progress", progress->second);
     f.cause = std::string(triage::kWatchdogCause);
     f.next = {"railwatch diagnoses --state=all   # fabric problems at the time of the timeout",
@@ -287,19 +282,19 @@ void Analyzer::PytorchErrors() {
   for (const LogEvent& e : events_) {
     if (e.kind == "pytorch.process_group_error") {
       // A watchdog timeout that terminated the process is told by the timeout finding.
-      if (absl::StrContains(V(e, "message"), "Watchdog caught")) continue;
-      TriageFinding& f = Group("pg:" + V(e, "exception_type"), Level::kFailure, e);
-      f.title = absl::StrCat("PyTorch process group error ", V(e, "exception_type"));
-      f.details = {{"message", V(e, "message").substr(0, 300)}};
-      if (!V(e, "raised_at").empty()) f.details.emplace_back("raised at", V(e, "raised_at"));
+      if (absl::StrContains(e.Value("message"), "Watchdog caught")) continue;
+      TriageFinding& f = Group("pg:" + e.Value("exception_type"), Level::kFailure, e);
+      f.title = absl::StrCat("PyTorch process group error ", e.Value("exception_type"));
+      f.details = {{"message", e.Value("message").substr(0, 300)}};
+      if (!e.Value("raised_at").empty()) f.details.emplace_back("raised at", e.Value("raised_at"));
     } else if (e.kind == "pytorch.nccl_error") {
-      TriageFinding& f = Group("ncclerr:" + V(e, "error"), Level::kFailure, e);
+      TriageFinding& f = Group("ncclerr:" + e.Value("error"), Level::kFailure, e);
       f.title =
-          absl::StrCat("PyTorch NCCL error: ", V(e, "error"),
-                       V(e, "nccl_version").empty() ? "" : " (NCCL " + V(e, "nccl_version") + ")",
+          absl::StrCat("PyTorch NCCL error: ", e.Value("error"),
+                       e.Value("nccl_version").empty() ? "" : " (NCCL " + e.Value("nccl_version") + ")",
                        f.count > 1 ? absl::StrCat(", ", f.count, " times") : "");
-      f.details = {{"where", Where(e)}, {"raised at", V(e, "nccl_location")}};
-      f.cause = absl::StrContains(V(e, "error"), "remote process exited")
+      f.details = {{"where", Where(e)}, {"raised at", e.Value("nccl_location")}};
+      f.cause = absl::StrContains(e.Value("error"), "remote process exited")
                     ? "A peer died or the network failed; the NCCL warning PyTorch quotes after "
                       "'Last error:' (its own finding) says which."
                     : "NCCL returned an error to PyTorch; run with NCCL_DEBUG=INFO to see the "
@@ -327,15 +322,15 @@ void Analyzer::Ras() {
   std::string job;
   for (const LogEvent& e : events_) {
     if (e.kind == "nccl_ras.report") {
-      job = absl::StrCat("NCCL ", V(e, "nccl_version"), ", ", V(e, "nodes"), " nodes, ",
-                         V(e, "processes"), " processes, ", V(e, "gpus"), " GPUs");
+      job = absl::StrCat("NCCL ", e.Value("nccl_version"), ", ", e.Value("nodes"), " nodes, ",
+                         e.Value("processes"), " processes, ", e.Value("gpus"), " GPUs");
       // Its communicator blocks (next events) tell the story; a report without any still fails.
-      if (V(e, "errors") == "OK" || N(e, "issues", 0) > 0) continue;
+      if (e.Value("errors") == "OK" || N(e, "issues", 0) > 0) continue;
       TriageFinding& f = Group("ras:" + e.source + ":" + absl::StrCat(e.line), Level::kFailure, e);
-      f.title = absl::StrCat("NCCL RAS: communicators ", V(e, "status"), " with ", V(e, "errors"));
+      f.title = absl::StrCat("NCCL RAS: communicators ", e.Value("status"), " with ", e.Value("errors"));
       f.details = {{"job", job}};
-      if (!V(e, "dead_nodes").empty()) f.details.emplace_back("dead", V(e, "dead_nodes"));
-      if (!V(e, "missing_nodes").empty()) f.details.emplace_back("missing", V(e, "missing_nodes"));
+      if (!e.Value("dead_nodes").empty()) f.details.emplace_back("dead", e.Value("dead_nodes"));
+      if (!e.Value("missing_nodes").empty()) f.details.emplace_back("missing", e.Value("missing_nodes"));
       f.cause =
           "Some job processes did not answer the RAS query: they crashed, hang hard, or "
           "their node lost its network.";
@@ -345,21 +340,21 @@ void Analyzer::Ras() {
     if (e.kind != "nccl_ras.comm_issue") continue;
     TriageFinding& f = Group("rasc:" + e.source + ":" + absl::StrCat(e.line), Level::kFailure, e);
     f.title = absl::StrCat(
-        "NCCL RAS: communicator #", V(e, "group"), "-", V(e, "comm"), " (", V(e, "comm_hash"), ") ",
-        V(e, "issue"), V(e, "op").empty() ? "" : ": " + V(e, "op") + " operation counts differ");
+        "NCCL RAS: communicator #", e.Value("group"), "-", e.Value("comm"), " (", e.Value("comm_hash"), ") ",
+        e.Value("issue"), e.Value("op").empty() ? "" : ": " + e.Value("op") + " operation counts differ");
     if (!job.empty()) f.details.emplace_back("job", job);
-    f.details.emplace_back("details", V(e, "details"));
+    f.details.emplace_back("details", e.Value("details"));
     std::string outliers;
-    if (!V(e, "ranks").empty()) {
-      outliers = absl::StrCat("ranks ", V(e, "ranks"), " (GPUs ", V(e, "gpus"), ", pids ",
-                              V(e, "pids"), ") on ", V(e, "nodes"));
+    if (!e.Value("ranks").empty()) {
+      outliers = absl::StrCat("ranks ", e.Value("ranks"), " (GPUs ", e.Value("gpus"), ", pids ",
+                              e.Value("pids"), ") on ", e.Value("nodes"));
       f.details.emplace_back("outliers", outliers);
     }
-    auto counts = OpCounts(V(e, "op_counts"));
+    auto counts = OpCounts(e.Value("op_counts"));
     if (counts.size() >= 2) {
       bool ahead = counts[1].first > counts[0].first;
       f.cause = absl::StrCat(
-          counts[0].second, " ranks have launched ", V(e, "op"), " up to operation ",
+          counts[0].second, " ranks have launched ", e.Value("op"), " up to operation ",
           counts[0].first, ", ", counts[1].second, " up to ", counts[1].first,
           ". A collective completes only when every rank has launched it, so the ranks behind "
           "hold the others. ",
@@ -371,10 +366,10 @@ void Analyzer::Ras() {
           "Ranks of this communicator disagree (MISMATCH), failed (ERROR) or did not "
           "answer (INCOMPLETE).";
     }
-    std::vector<std::string> pids = absl::StrSplit(V(e, "pids"), ',', absl::SkipEmpty());
+    std::vector<std::string> pids = absl::StrSplit(e.Value("pids"), ',', absl::SkipEmpty());
     f.next = {absl::StrCat("py-spy dump --pid ", pids.empty() ? "<pid>" : pids[0], "   # on ",
-                           V(e, "nodes").empty() ? "the outlier node" : V(e, "nodes"),
-                           pids.size() > 1 ? " (and pids " + V(e, "pids") + ")" : "",
+                           e.Value("nodes").empty() ? "the outlier node" : e.Value("nodes"),
+                           pids.size() > 1 ? " (and pids " + e.Value("pids") + ")" : "",
                            ": where are the outlier ranks?"),
               "ncclras   # again in a minute: do the operation counts move?"};
   }
@@ -386,15 +381,15 @@ void Analyzer::NcclTests() {
     bool wrong = N(e, "wrong_total", 0) > 0 || N(e, "out_of_bounds", 0) > 0;
     TriageFinding& f = Group("tests:" + e.source + ":" + absl::StrCat(e.line),
                              wrong ? Level::kFailure : Level::kInfo, e);
-    std::string test = V(e, "test").empty() ? "nccl-tests" : V(e, "test");
+    std::string test = e.Value("test").empty() ? "nccl-tests" : e.Value("test");
     f.title = wrong
-                  ? absl::StrCat(test, " found wrong results: ", V(e, "wrong_total"),
-                                 " wrong elements, ", V(e, "out_of_bounds"), " out of bounds")
+                  ? absl::StrCat(test, " found wrong results: ", e.Value("wrong_total"),
+                                 " wrong elements, ", e.Value("out_of_bounds"), " out of bounds")
                   : absl::StrCat(test, ": average bus bandwidth ",
-                                 V(e, "avg_busbw_gbps").empty() ? "(table cut)"
-                                                                : V(e, "avg_busbw_gbps") + " GB/s",
-                                 ", peak ", V(e, "max_busbw_gbps"), " GB/s at ",
-                                 V(e, "max_busbw_size_bytes"), " B over ", V(e, "rows"), " sizes");
+                                 e.Value("avg_busbw_gbps").empty() ? "(table cut)"
+                                                                : e.Value("avg_busbw_gbps") + " GB/s",
+                                 ", peak ", e.Value("max_busbw_gbps"), " GB/s at ",
+                                 e.Value("max_busbw_size_bytes"), " B over ", e.Value("rows"), " sizes");
     if (wrong) {
       f.cause =
           "Data arrived corrupted: a faulty GPU, NIC or PCIe path, or a driver/firmware "
@@ -406,15 +401,15 @@ void Analyzer::NcclTests() {
 void Analyzer::OtherWarnings() {
   for (const LogEvent& e : events_) {
     if (e.kind == "nccl.warn") {
-      TriageFinding& f = Group("warn:" + V(e, "message").substr(0, 80), Level::kWarning, e);
-      f.title = absl::StrCat("NCCL warning: ", V(e, "message").substr(0, 160),
+      TriageFinding& f = Group("warn:" + e.Value("message").substr(0, 80), Level::kWarning, e);
+      f.title = absl::StrCat("NCCL warning: ", e.Value("message").substr(0, 160),
                              f.count > 1 ? absl::StrCat(" (", f.count, " times)") : "");
       if (f.count == 1) f.details = {{"where", Where(e)}};
-    } else if (e.kind == "nccl.error_chain" && V(e, "first_error_kind").empty()) {
-      TriageFinding& f = Group("chain:" + V(e, "code") + V(e, "origin"), Level::kFailure, e);
-      f.title = absl::StrCat("NCCL call failed with ", V(e, "code_name"), " (", V(e, "code"),
-                             ") at ", V(e, "origin"));
-      f.details = {{"where", Where(e)}, {"chain", V(e, "chain")}};
+    } else if (e.kind == "nccl.error_chain" && e.Value("first_error_kind").empty()) {
+      TriageFinding& f = Group("chain:" + e.Value("code") + e.Value("origin"), Level::kFailure, e);
+      f.title = absl::StrCat("NCCL call failed with ", e.Value("code_name"), " (", e.Value("code"),
+                             ") at ", e.Value("origin"));
+      f.details = {{"where", Where(e)}, {"chain", e.Value("chain")}};
       f.cause =
           "The warning that started it is not in this log (NCCL_DEBUG=WARN or higher "
           "prints it).";
@@ -423,20 +418,20 @@ void Analyzer::OtherWarnings() {
 }
 
 void Analyzer::Context(TriageReport& r) const {
-  List versions, nets, comms, hosts, env;
+  NameList versions, nets, comms, hosts, env;
   for (const LogEvent& e : events_) {
     if (e.kind == "nccl.version") {
-      versions.Add(V(e, "version") + (V(e, "cuda").empty() ? "" : "+cuda" + V(e, "cuda")));
+      versions.Add(e.Value("version") + (e.Value("cuda").empty() ? "" : "+cuda" + e.Value("cuda")));
     } else if (e.kind == "nccl.net") {
-      nets.Add(absl::StrCat(V(e, "transport"), " ",
-                            V(e, "devices").empty() ? V(e, "interfaces") : V(e, "devices")));
+      nets.Add(absl::StrCat(e.Value("transport"), " ",
+                            e.Value("devices").empty() ? e.Value("interfaces") : e.Value("devices")));
     } else if (e.kind == "nccl.comm_init") {
-      comms.Add(absl::StrCat(V(e, "comm_id").empty() ? V(e, "comm") : V(e, "comm_id"), " (",
-                             V(e, "nranks"), " ranks)"));
+      comms.Add(absl::StrCat(e.Value("comm_id").empty() ? e.Value("comm") : e.Value("comm_id"), " (",
+                             e.Value("nranks"), " ranks)"));
     } else if (e.kind == "nccl.env") {
-      env.Add(V(e, "name") + "=" + V(e, "value"));
+      env.Add(e.Value("name") + "=" + e.Value("value"));
     }
-    if (!V(e, "host").empty()) hosts.Add(V(e, "host"));
+    if (!e.Value("host").empty()) hosts.Add(e.Value("host"));
   }
   if (!versions.empty()) r.context.push_back("NCCL " + versions.Join());
   if (!nets.empty()) r.context.push_back("network: " + nets.Join(4));
@@ -448,17 +443,17 @@ void Analyzer::Context(TriageReport& r) const {
 TriageReport Analyzer::Run() {
   for (const LogEvent& e : events_) {
     if (e.kind == "nccl.comm_init" || e.kind == "nccl.comm_info") {
-      procs_[ProcKey(e)].ranks.Add(V(e, "rank") + "/" + V(e, "nranks"));
-    } else if (e.kind == "nccl.net" && !V(e, "device_names").empty()) {
-      procs_[ProcKey(e)].nics.Add(V(e, "device_names"));
-    } else if (e.kind == "nccl.error_chain" && !V(e, "first_error_line").empty()) {
-      std::string chain = absl::StrCat(V(e, "code_name").empty() ? "code" : V(e, "code_name"), " (",
-                                       V(e, "code"), ") via ", V(e, "chain"));
-      if (!V(e, "thread").empty()) absl::StrAppend(&chain, " [", V(e, "thread"), "]");
-      chains_.emplace(absl::StrCat(e.source, ":", V(e, "first_error_line")), chain);
+      procs_[ProcKey(e)].ranks.Add(e.Value("rank") + "/" + e.Value("nranks"));
+    } else if (e.kind == "nccl.net" && !e.Value("device_names").empty()) {
+      procs_[ProcKey(e)].nics.Add(e.Value("device_names"));
+    } else if (e.kind == "nccl.error_chain" && !e.Value("first_error_line").empty()) {
+      std::string chain = absl::StrCat(e.Value("code_name").empty() ? "code" : e.Value("code_name"), " (",
+                                       e.Value("code"), ") via ", e.Value("chain"));
+      if (!e.Value("thread").empty()) absl::StrAppend(&chain, " [", e.Value("thread"), "]");
+      chains_.emplace(absl::StrCat(e.source, ":", e.Value("first_error_line")), chain);
     } else if (e.kind == "pytorch.watchdog_exception") {
-      progress_.emplace(V(e, "seq_num"), absl::StrCat("last completed ", V(e, "last_completed"),
-                                                      ", last enqueued ", V(e, "last_enqueued")));
+      progress_.emplace(e.Value("seq_num"), absl::StrCat("last completed ", e.Value("last_completed"),
+                                                      ", last enqueued ", e.Value("last_enqueued")));
     }
   }
   IbCompletion();

@@ -35,11 +35,6 @@ absl::string_view A(std::string_view s) { return {s.data(), s.size()}; }
 
 const std::string* Field(const LogEvent& e, std::string_view key) { return e.Get(key); }
 
-std::string V(const LogEvent& e, std::string_view key) {
-  const std::string* v = Field(e, key);
-  return v ? *v : std::string();
-}
-
 std::optional<uint64_t> U(const LogEvent& e, std::string_view key) {
   const std::string* v = Field(e, key);
   uint64_t n;
@@ -74,18 +69,18 @@ struct Nccl {
 Nccl ReadNccl(const std::vector<LogEvent>& events) {
   Nccl n;
   for (const LogEvent& e : events) {
-    std::string dev = V(e, "dev");
+    std::string dev = e.Value("dev");
     if (e.kind == "nccl.ib_completion_error" && !dev.empty()) {
-      n.failing.try_emplace(dev, NcclError{absl::StrCat("IB completion error ", V(e, "status_name"),
-                                                        " (status ", V(e, "status"), ")"),
+      n.failing.try_emplace(dev, NcclError{absl::StrCat("IB completion error ", e.Value("status_name"),
+                                                        " (status ", e.Value("status"), ")"),
                                            Where(e)});
     } else if (e.kind == "nccl.call_failed" && !dev.empty()) {
-      n.failing.try_emplace(dev, NcclError{absl::StrCat(V(e, "call"), " failed"), Where(e)});
+      n.failing.try_emplace(dev, NcclError{absl::StrCat(e.Value("call"), " failed"), Where(e)});
     } else if (e.kind == "nccl.ib_async_event" && !dev.empty()) {
       n.failing.try_emplace(dev,
-                            NcclError{absl::StrCat("IB async event ", V(e, "event")), Where(e)});
+                            NcclError{absl::StrCat("IB async event ", e.Value("event")), Where(e)});
     } else if (e.kind == "nccl.net") {
-      for (absl::string_view d : absl::StrSplit(V(e, "device_names"), ',', absl::SkipEmpty())) {
+      for (absl::string_view d : absl::StrSplit(e.Value("device_names"), ',', absl::SkipEmpty())) {
         if (std::find(n.used.begin(), n.used.end(), d) == n.used.end()) n.used.emplace_back(d);
       }
     }
@@ -300,7 +295,7 @@ void Congestion(const Port& p, const Nccl& nccl, std::vector<TriageFinding>& out
 
 void LinkState(const Port& p, const Nccl& nccl, std::vector<TriageFinding>& out) {
   const LogEvent& last = *p.links.back();
-  std::string state = V(last, "state"), phys = V(last, "physical_state");
+  std::string state = last.Value("state"), phys = last.Value("physical_state");
   if ((state.empty() || state == "ACTIVE") && (phys.empty() || phys == "LINK_UP")) return;
   TriageFinding f;
   f.level = Level::kFailure;
@@ -408,17 +403,17 @@ void AnalyzeRdmaTool(const std::vector<LogEvent>& events, std::vector<TriageFind
   std::vector<std::string> order;
   for (const LogEvent& e : events) {
     if (e.kind != "rdma.statistic" && e.kind != "rdma.link") continue;
-    std::string name = absl::StrCat(V(e, "device"), "/", V(e, "port"));
+    std::string name = absl::StrCat(e.Value("device"), "/", e.Value("port"));
     auto [it, inserted] = ports.try_emplace(name);
     Port& p = it->second;
     if (inserted) {
       order.push_back(name);
       p.name = name;
-      p.device = V(e, "device");
-      p.port = V(e, "port");
+      p.device = e.Value("device");
+      p.port = e.Value("port");
     }
     (e.kind == "rdma.link" ? p.links : p.stats).push_back(&e);
-    if (!V(e, "netdev").empty()) p.netdev = V(e, "netdev");
+    if (!e.Value("netdev").empty()) p.netdev = e.Value("netdev");
   }
   if (ports.empty()) return;
   Nccl nccl = ReadNccl(events);
@@ -436,8 +431,8 @@ void AnalyzeRdmaTool(const std::vector<LogEvent>& events, std::vector<TriageFind
     std::vector<std::string> about;
     if (!p.netdev.empty()) about.push_back(p.netdev);
     if (!p.links.empty()) {
-      about.push_back(absl::StrCat(V(*p.links.back(), "state"), "/",
-                                   V(*p.links.back(), "physical_state")));
+      about.push_back(absl::StrCat(p.links.back()->Value("state"), "/",
+                                   p.links.back()->Value("physical_state")));
     }
     if (!p.stats.empty()) {
       about.push_back(absl::StrCat(p.stats.size(), " counter reading",

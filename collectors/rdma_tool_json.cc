@@ -16,11 +16,6 @@ using Json = nlohmann::ordered_json;
 constexpr size_t kMaxJsonBytes = 16 << 20;
 constexpr int kMaxJsonDepth = 32;
 
-std::string_view Trim(std::string_view s) {
-  absl::string_view t = absl::StripAsciiWhitespace(absl::string_view(s.data(), s.size()));
-  return {t.data(), t.size()};
-}
-
 // One port object of the document that starts at `line`.
 void PortObject(const Json& j, int json_line, std::vector<RdmaToolPort>& ports,
                 const RdmaJsonDocument::ProblemFn& problem) {
@@ -133,7 +128,7 @@ void RdmaJsonDocument::Feed(std::string_view line, int line_number,
           text_.append(line.substr(0, i + 1));
           Parse(ports, problem);
         }
-        if (!Trim(line.substr(i + 1)).empty()) {
+        if (!TrimRdmaText(line.substr(i + 1)).empty()) {
           problem(line_number, "text after the end of the JSON document");
         }
         End();

@@ -16,6 +16,8 @@ namespace railwatch {
 bool IsRdmaAttributeKey(std::string_view key);
 // A token as a message shows it: quoted, at most 40 bytes.
 std::string QuoteToken(std::string_view token);
+// `s` without leading and trailing ASCII whitespace.
+std::string_view TrimRdmaText(std::string_view s);
 
 // One JSON document fed line by line; its brackets (outside strings) say where it ends, so
 // prompts and other output may follow it.

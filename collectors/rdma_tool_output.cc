@@ -33,6 +33,11 @@ bool IsRdmaAttributeKey(std::string_view key) {
   return std::find(std::begin(kKeys), std::end(kKeys), key) != std::end(kKeys);
 }
 
+std::string_view TrimRdmaText(std::string_view s) {
+  absl::string_view t = absl::StripAsciiWhitespace(absl::string_view(s.data(), s.size()));
+  return {t.data(), t.size()};
+}
+
 std::string QuoteToken(std::string_view token) {
   return absl::StrCat("'", A(token.substr(0, 40)), token.size() > 40 ? "...'" : "'");
 }
@@ -69,15 +74,10 @@ std::vector<std::string_view> Tokens(std::string_view line) {
   return out;
 }
 
-std::string_view Trim(std::string_view s) {
-  absl::string_view t = absl::StripAsciiWhitespace(absl::string_view(s.data(), s.size()));
-  return {t.data(), t.size()};
-}
-
 // ibstatus's "5: LinkUp" -> "LINK_UP", "4: ACTIVE" -> "ACTIVE": the names `rdma link` prints.
 std::string IbstatusStateName(std::string_view value) {
   size_t colon = value.find(':');
-  if (colon != std::string_view::npos) value = Trim(value.substr(colon + 1));
+  if (colon != std::string_view::npos) value = TrimRdmaText(value.substr(colon + 1));
   std::string out;
   for (size_t i = 0; i < value.size(); ++i) {
     char c = value[i];
@@ -123,7 +123,7 @@ std::string_view RdmaCounterCanonicalName(std::string_view counter) {
 }
 
 bool IsRdmaCommandEcho(std::string_view line) {
-  std::string_view t = Trim(line);
+  std::string_view t = TrimRdmaText(line);
   if (t.empty()) return false;
   // `# rdma ...` (root prompt or a comment), `$ rdma ...`, or a bare prompt `[root@h ~]# `.
   if (t.front() == '#' || t.front() == '$') return true;
@@ -273,8 +273,8 @@ struct RdmaToolParser::State {
   bool IbstatusLine(std::string_view t) {
     size_t colon = t.find(':');
     if (colon == std::string_view::npos || colon == 0) return false;
-    std::string key(Trim(t.substr(0, colon)));
-    std::string_view value = Trim(t.substr(colon + 1));
+    std::string key(TrimRdmaText(t.substr(0, colon)));
+    std::string_view value = TrimRdmaText(t.substr(colon + 1));
     std::replace(key.begin(), key.end(), ' ', '_');
     if (!IsNameLike(key)) return false;
     if (key == "state" || key == "phys_state") {
@@ -332,7 +332,7 @@ bool RdmaToolParser::Feed(std::string_view line, int line_number) {
     s.json.Feed(line, line_number, s.out.ports, problem);
     return true;
   }
-  std::string_view t = Trim(line);
+  std::string_view t = TrimRdmaText(line);
   if (RdmaJsonDocument::IsStart(t)) {
     s.CloseRecord();
     ++s.out.lines;
@@ -395,12 +395,12 @@ RdmaToolOutput ParseRdmaToolOutput(std::string_view text) {
     ++n;
     std::string_view l(line.data(), line.size());
     if (parser.Feed(l, n)) continue;
-    if (Trim(l).empty() || IsRdmaCommandEcho(l)) {
+    if (TrimRdmaText(l).empty() || IsRdmaCommandEcho(l)) {
       ++skipped;
     } else if (other.size() < kMaxProblems) {
       other.push_back({n, absl::StrCat("not rdma output (expected 'link DEV/PORT ...' or "
                                        "`rdma -j` JSON): ",
-                                       Quote(Trim(l)))});
+                                       Quote(TrimRdmaText(l)))});
     }
   }
   parser.Finish();

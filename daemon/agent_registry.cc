@@ -13,6 +13,7 @@ uint64_t AgentRegistry::Connected(const v1::Hello& hello, const std::string& pee
     // A new agent process: its sequence numbers start again.
     e.instance_id = hello.instance_id();
     e.info.set_last_sequence(0);
+    e.claimed = 0;
   }
   v1::AgentInfo& info = e.info;
   info.set_agent_id(hello.agent_id());
@@ -40,6 +41,16 @@ void AgentRegistry::Disconnected(const std::string& agent_id, uint64_t instance_
     e.info.set_connected(false);
     e.info.set_last_seen_unix_nano(now);
   }
+}
+
+bool AgentRegistry::ClaimSequence(const std::string& agent_id, uint64_t instance_id,
+                                  uint64_t sequence) {
+  absl::MutexLock lock(&mu_);
+  auto it = agents_.find(agent_id);
+  if (it == agents_.end() || it->second.instance_id != instance_id) return true;
+  if (sequence <= it->second.claimed) return false;
+  it->second.claimed = sequence;
+  return true;
 }
 
 void AgentRegistry::BatchStored(const std::string& agent_id, uint64_t sequence, uint64_t points,

@@ -30,7 +30,9 @@
 #include "common/logging.h"
 
 namespace railwatch {
-namespace {
+// Named, not anonymous: Daemon::Impl holds these, and in a unity build gcc's
+// -Wsubobject-linkage objects to anonymous-namespace types there.
+namespace daemon_internal {
 
 // Logs every diagnosis transition (the operator's first view, before any alert routing) and
 // counts those that fire.
@@ -104,7 +106,9 @@ absl::Status WriteReadyFile(const std::string& path, const std::string& grpc,
   return absl::OkStatus();
 }
 
-}  // namespace
+}  // namespace daemon_internal
+
+using namespace daemon_internal;  // NOLINT(build/namespaces)
 
 struct Daemon::Impl {
   std::unique_ptr<SeriesStore> store;

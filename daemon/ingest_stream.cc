@@ -63,12 +63,6 @@ grpc::Status IngestStream::HandleBatch(const v1::Batch& batch, Reply& reply) {
     return {grpc::StatusCode::FAILED_PRECONDITION, "batch before hello"};
   }
   deps_.metrics.batches_ingested.Increment();
-  if (batch.sequence() <= last_sequence_) {
-    // Already stored (a replay after a lost ack): acknowledge again, store nothing twice.
-    deps_.metrics.ingest_errors.Add({{"reason", "duplicate_batch"}}).Increment();
-    reply.ack = last_sequence_;
-    return grpc::Status::OK;
-  }
   if (batch.definitions_size() > 0 &&
       series_.size() + static_cast<size_t>(batch.definitions_size()) >
           deps_.max_series_per_stream) {
@@ -94,6 +88,18 @@ grpc::Status IngestStream::HandleBatch(const v1::Batch& batch, Reply& reply) {
         def.kind() == v1::SERIES_KIND_COUNTER ? MetricKind::kCounter : MetricKind::kGauge;
     series_.Define(def.id(),
                    deps_.store.Intern(def.name(), labels, kind, def.width_bits(), def.help()));
+  }
+  // The definitions above are taken even from a batch that is a duplicate: they ride on a
+  // stream's first write only, and a new stream's first batch may be one that its instance's
+  // old stream stored.
+  if (batch.sequence() <= last_sequence_ ||
+      !deps_.agents.ClaimSequence(agent_id_, instance_id_, batch.sequence())) {
+    // Already stored (a replay after a lost ack), or being stored by this instance's other
+    // stream: acknowledge it, store nothing twice.
+    deps_.metrics.ingest_errors.Add({{"reason", "duplicate_batch"}}).Increment();
+    last_sequence_ = std::max(last_sequence_, batch.sequence());
+    reply.ack = last_sequence_;
+    return grpc::Status::OK;
   }
   // The batch's samples go to the store under one lock. The buffer is the thread's: it keeps
   // its capacity from batch to batch, so a steady stream allocates nothing per sample.

@@ -3,16 +3,12 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
 #include "common/logging.h"
+#include "common/program.h"
 #include "common/signals.h"
-#include "common/version.h"
 #include "daemon/daemon.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:9740",
@@ -84,21 +80,42 @@ ABSL_FLAG(std::string, runbook_url_base, "",
           "alerts' runbook_url is <this>/<runbook file name> (e.g. your wiki or the repository's "
           "rules/runbooks on a web server); empty: the runbook's path as the playbook names it");
 
+namespace {
+
+railwatch::ProgramInfo DaemonProgram() {
+  return {
+      .name = "railwatchd",
+      .summary = "the railwatch daemon: stores fabric telemetry from agents, applies the "
+                 "playbooks, raises diagnoses, exports /metrics and answers the Query API.",
+      .usage = "Usage: railwatchd [--listen=ADDR] [--metrics_listen=ADDR] [--rules=PATHS] "
+               "[--topology=FILE] [--alertmanager_url=URL]",
+      .groups =
+          {
+              {"Listening", {"listen", "metrics_listen", "ready_file"}},
+              {"Playbooks and evaluation",
+               {"rules", "eval_interval", "rule_threads", "topology", "gpu_hour_cost"}},
+              {"Storage and state",
+               {"retention", "stale_after", "event_capacity", "state_dir", "restore_grace"}},
+              {"Ingest limits", {"max_message_bytes", "max_series_per_agent"}},
+              {"Security (docs/SECURITY.md)",
+               {"tls_cert", "tls_key", "tls_client_ca", "tls_reload_interval", "query_tokens",
+                "allow_unauthenticated"}},
+              {"Alerting (docs/ALERTING.md)",
+               {"alertmanager_url", "alertmanager_resend_interval", "alertmanager_timeout",
+                "cluster", "external_url", "runbook_url_base"}},
+              {"Logging", {"log_level"}},
+          },
+      .epilogue = "Operations: docs/OPERATIONS.md; the Query API: docs/QUERY_API.md.",
+  };
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "railwatch daemon: stores fabric telemetry from agents, applies playbooks, raises "
-      "diagnoses.\nUsage: railwatchd [--listen=ADDR] [--metrics_listen=ADDR] [--rules=PATHS]");
-  absl::FlagsUsageConfig usage;
-  usage.version_string = [] { return std::string("railwatchd ") + railwatch::kVersion + "\n"; };
-  absl::SetFlagsUsageConfig(usage);
   static absl::Notification stop;
   railwatch::NotifyOnTerminationSignal(stop);
-  absl::ParseCommandLine(argc, argv);
-#ifdef NDEBUG
-  // Abseil's mutex deadlock detector builds a lock graph on every acquisition; Debian's
-  // libabsl leaves it on. Debug and sanitizer builds (the test suite's) keep it.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-#endif
+  railwatch::ParseProgramFlags(argc, argv, DaemonProgram());
+  railwatch::ApplyProcessDefaults();
   if (absl::Status s = railwatch::InitLogging("railwatchd", absl::GetFlag(FLAGS_log_level));
       !s.ok()) {
     fprintf(stderr, "railwatchd: %s\n", std::string(s.message()).c_str());

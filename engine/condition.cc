@@ -6,6 +6,7 @@
 #include "engine/condition.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <optional>
 
@@ -267,7 +268,10 @@ class Parser {
     switch (tok.kind) {
       case Tok::kNumber: {
         double v = 0;
-        absl::SimpleAtod(Next().text, &v);
+        if (!absl::SimpleAtod(tok.text, &v) || !std::isfinite(v)) {
+          return Error(tok.offset, absl::StrCat("number '", tok.text, "' is out of range"));
+        }
+        Next();
         return cond::MakeNumber(v);
       }
       case Tok::kDuration:

@@ -90,7 +90,7 @@ class Engine {
     int threads = 0;
     // Where the active diagnoses are saved (diagnosis_state.h) on every transition and every
     // state_save_interval while any is active, and restored from by Restore(); empty: none.
-    std::string state_file;
+    std::string state_file = "";
     absl::Duration state_save_interval = absl::Seconds(10);
     // A restored diagnosis is not resolved (nor a restored pending one cleared) for lack of
     // data until this long after the restore: agents reconnect and conditions' windows

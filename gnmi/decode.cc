@@ -13,6 +13,7 @@
 
 // Reading the deprecated fields (Path.element, Update.value, float_val, decimal_val) is the point:
 // old targets still send them.
+#pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 namespace railwatch {
@@ -399,3 +400,5 @@ void GnmiDecoder::DecodeJson(std::string_view blob, size_t depth, GnmiLeafVisito
 }
 
 }  // namespace railwatch
+
+#pragma GCC diagnostic pop

@@ -13,6 +13,7 @@
 
 // Reading the deprecated fields (Path.element, Update.value, float_val, decimal_val) is the point:
 // old targets still send them.
+#pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #include "gnmi/decode.h"
 
@@ -178,3 +179,5 @@ std::optional<uint64_t> GnmiScalarAsUint(const GnmiScalar& v) {
 }
 
 }  // namespace railwatch
+
+#pragma GCC diagnostic pop

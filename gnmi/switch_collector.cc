@@ -9,7 +9,9 @@
 #include "topology/lldp_check.h"
 
 namespace railwatch {
-namespace {
+// Named, not anonymous: Target (a member class of an exported class) holds these, and in a
+// unity build gcc's -Wsubobject-linkage objects to anonymous-namespace types there.
+namespace switch_collector_internal {
 
 // How long an LLDP neighbour's port-id may lag its system name (see InfoSeries).
 constexpr absl::Duration kLldpPortIdWait = absl::Seconds(2);
@@ -103,16 +105,18 @@ std::string ScalarText(const GnmiScalar& v) {
   return "";
 }
 
-}  // namespace
+}  // namespace switch_collector_internal
+
+using namespace switch_collector_internal;  // NOLINT(build/namespaces)
 
 class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiLeafVisitor {
  public:
   Target(const GnmiTargetConfig& config, const GnmiProfile& profile, const Options& options)
       : config_(config),
         profile_(profile),
-        topology_(options.topology),
         max_pending_(options.max_pending_per_target),
-        max_paths_(options.max_paths_per_target) {}
+        max_paths_(options.max_paths_per_target),
+        topology_(options.topology) {}
 
   ~Target() override { clients_.clear(); }
 

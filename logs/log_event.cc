@@ -19,4 +19,9 @@ const std::string* LogEvent::Get(std::string_view key) const {
   return nullptr;
 }
 
+std::string LogEvent::Value(std::string_view key) const {
+  const std::string* v = Get(key);
+  return v != nullptr ? *v : std::string();
+}
+
 }  // namespace railwatch::logs

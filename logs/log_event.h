@@ -30,6 +30,8 @@ struct LogEvent {
   void Set(std::string_view key, std::string value);
   // nullptr when the field is absent.
   const std::string* Get(std::string_view key) const;
+  // The field's value, "" when it is absent.
+  std::string Value(std::string_view key) const;
 };
 
 }  // namespace railwatch::logs

@@ -5,12 +5,11 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "common/logging.h"
+#include "common/program.h"
 #include "common/signals.h"
 #include "sim/gnmi_switch.h"
 #include "sim/host_flags.h"
@@ -172,6 +171,42 @@ absl::Status ParseTrafficFaults(railwatch::sim::SysfsFabric::Options& o) {
   return absl::OkStatus();
 }
 
+railwatch::ProgramInfo SimProgram() {
+  return {
+      .name = "railwatch-sim",
+      .summary = "the railwatch fabric simulator: writes sysfs trees, ethtool dumps and NCCL logs "
+                 "for simulated GPU hosts whose counters move with their training jobs' traffic, "
+                 "serves gNMI as simulated switches, and injects faults at chosen times with "
+                 "their ground truth.",
+      .usage =
+          "Usage: railwatch-sim --root=DIR [--hosts=4] [--job=train:1-4] "
+          "[--flap=gpu-node-003/mlx5_5/1@8s]\n"
+          "       [--switches --spines=2] [--pfc_storm=...] [--degrade=...] [--ecn_misconfig=...]\n"
+          "       railwatch-sim run [--live] SCENARIO.yaml...   (play and score scenarios; "
+          "run --help)\n"
+          "       railwatch-sim score --scenario=F --truth=T --diagnoses=D   (score --help)\n"
+          "A fault flag may be given several times or as a comma-separated list.",
+      .groups =
+          {
+              {"Hosts and jobs",
+               {"root", "hosts", "nics", "link_gbps", "job", "hosts_per_leaf", "seed", "tick",
+                "duration", "bursty"}},
+              {"What each host writes",
+               {"ethtool", "ethtool_interval", "nccl_logs"}},
+              {"Switches (gNMI)",
+               {"switches", "spines", "switch_dialects", "gnmi_port_base", "gnmi_targets_out",
+                "topology_out", "gnmi_username", "gnmi_password", "benign_pause_rate"}},
+              {"Faults (docs/SIMULATOR.md)",
+               {"flap", "flap_down_for", "flap_repeat", "pfc_storm", "pfc_storm_for",
+                "pfc_deadlock", "degrade", "ber", "straggler", "ecn_misconfig", "wrong_priority",
+                "nic_gone", "packet_loss", "nccl_error", "driver_reload", "lldp_miswire",
+                "ground_truth"}},
+              {"Logging", {"log_level"}},
+          },
+      .epilogue = "Simulator: docs/SIMULATOR.md; scenarios and scoring: docs/SCENARIOS.md.",
+  };
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -183,14 +218,6 @@ int main(int argc, char** argv) {
     railwatch::NotifyOnTerminationSignal(run_stop);
     return railwatch::sim::RunMain(sub, run_stop);
   }
-  absl::SetProgramUsageMessage(
-      "railwatch simulator: writes sysfs trees for simulated GPU hosts whose RDMA counters move\n"
-      "with a training job's traffic, and injects faults at chosen times.\n"
-      "Usage: railwatch-sim --root=DIR [--hosts=4] [--job=train:1-4] [--flap=gpu-node-003/mlx5_5/1@8s]\n"
-      "       [--switches --spines=2] [--pfc_storm=...] [--degrade=...] [--ecn_misconfig=...]\n"
-      "       railwatch-sim run [--live] SCENARIO.yaml...   (play and score scenarios)\n"
-      "       railwatch-sim score --scenario=F --truth=T --diagnoses=D\n"
-      "See docs/SIMULATOR.md and docs/SCENARIOS.md.");
   static absl::Notification stop;
   railwatch::NotifyOnTerminationSignal(stop);
   std::vector<std::string> list_flags = {"flap", "pfc_storm", "lldp_miswire", "job", "degrade",
@@ -199,7 +226,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> args = railwatch::sim::JoinRepeatedFlags(argc, argv, list_flags);
   std::vector<char*> arg_pointers;
   for (std::string& a : args) arg_pointers.push_back(a.data());
-  absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());
+  railwatch::ParseProgramFlags(static_cast<int>(arg_pointers.size()), arg_pointers.data(),
+                              SimProgram());
   if (absl::Status s = railwatch::InitLogging("railwatch-sim", absl::GetFlag(FLAGS_log_level)); !s.ok()) {
     std::cerr << "railwatch-sim: " << s.message() << "\n";
     return 2;

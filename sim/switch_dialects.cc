@@ -430,7 +430,7 @@ absl::StatusOr<std::unique_ptr<PathQuery>> ResolvePath(const SimSwitch& sw,
     absl::StrAppend(&shown, "/", e.name());
     for (const auto& [k, v] : e.key()) absl::StrAppend(&shown, "[", k, "=", v, "]");
   }
-  if (shown.empty()) shown = "/";
+  if (shown.empty()) shown.push_back('/');  // the root (not `= "/"`: gcc 12's -Wrestrict misfires)
 
   std::vector<Leaf> table;
   if (sw.dialect == Dialect::kSonic) {

@@ -46,6 +46,8 @@ void BM_RenderWholeSwitch(benchmark::State& state) {
     leaves += n.update_size();
   }
   state.counters["updates"] = n.update_size();
+  state.counters["updates_per_second"] =
+      benchmark::Counter(static_cast<double>(leaves), benchmark::Counter::kIsRate);
   state.counters["bytes"] = static_cast<double>(wire.size());
   state.SetLabel(std::string(DialectName(dialect)));
 }

@@ -36,6 +36,11 @@ inline double CounterDifference(double from, double to) {
   return to - from;
 }
 
+// One step of a gauge read as a counter (increase() or rate() of a gauge), as Prometheus reads
+// it: any decrease is a reset, after which the gauge counted up from zero to `cur`. Gauges have
+// no width, so nothing wraps, and their values may be negative or fractional.
+inline double GaugeStepAsCounter(double prev, double cur) { return cur >= prev ? cur - prev : cur; }
+
 // Why a counter step was not taken as a plain increase (docs/STORE.md, "Counter semantics").
 // The names are the `reason` label of railwatch_store_traps_total.
 enum class CounterTrap : uint8_t {

@@ -101,11 +101,11 @@ std::optional<CounterWindow> SeriesStore::Series::IncreaseIn(int64_t from, int64
     w.increase = CounterDifference(first_value, last_value);
     return w;
   }
-  // A gauge read as a counter: Prometheus' reading, a decrease is a reset (or a wrap).
-  uint64_t prev = static_cast<uint64_t>(first_value);
+  // A gauge read as a counter: Prometheus' reading, a decrease is a reset.
+  double prev = first_value;
   for (size_t i = first + 1; i < end; ++i) {
-    const auto cur = static_cast<uint64_t>(At(i).value);
-    w.increase += static_cast<double>(CounterDelta(prev, cur, width_bits).delta);
+    const double cur = At(i).value;
+    w.increase += GaugeStepAsCounter(prev, cur);
     prev = cur;
   }
   return w;

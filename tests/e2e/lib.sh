@@ -1,5 +1,6 @@
 # Shared by the end-to-end scripts: program paths, a work directory removed on exit with every
-# started process, failure with the logs' tails, and polling. Source it after setting BUILD.
+# started process (KEEP_WORK=1 keeps it), failure with the logs' tails, and polling. Source it
+# after setting BUILD.
 # shellcheck shell=bash
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SIM=$BUILD/sim/railwatch-sim
@@ -12,7 +13,7 @@ PIDS=()
 cleanup() {
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  rm -rf "$WORK"
+  if [ -n "${KEEP_WORK:-}" ]; then echo "work directory kept: $WORK" >&2; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
 

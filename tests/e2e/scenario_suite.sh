@@ -4,15 +4,19 @@
 # its expect: block (a fault not detected or with the wrong culprit, a false diagnosis). The
 # score table is printed and kept in BUILD/scenario-suite.{txt,json} for docs/DETECTION.md.
 # The large scenarios (sim/scenarios/large: 64 and 256 hosts) are not run here (docs/DETECTION.md).
+# Usage: scenario_suite.sh BUILD_DIR [SCENARIO.yaml...]   (default: every file in sim/scenarios)
 set -euo pipefail
 
-BUILD=${1:?usage: scenario_suite.sh BUILD_DIR}
+BUILD=${1:?usage: scenario_suite.sh BUILD_DIR [SCENARIO.yaml...]}
+shift
+scenarios=("$@")
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 
 set +e
+[ ${#scenarios[@]} -gt 0 ] || scenarios=("$SRC/sim/scenarios")
 "$SIM" run --jobs="${RAILWATCH_SUITE_JOBS:-3}" --json --out="$WORK/runs" \
-  "$SRC/sim/scenarios" >"$BUILD/scenario-suite.json" 2>"$WORK/progress.log"
+  "${scenarios[@]}" >"$BUILD/scenario-suite.json" 2>"$WORK/progress.log"
 rc=$?
 set -e
 grep -E "connected|ending|FAILED|error" "$WORK/progress.log" | tail -n 80 || true

@@ -9,9 +9,9 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "common/program.h"
 #include "agent/batch_builder.h"
 #include "agent/sender.h"
 #include "agent/spool.h"
@@ -28,7 +28,14 @@ ABSL_FLAG(int, max_queued_batches, 50, "batches kept in memory");
 int main(int argc, char** argv) {
   static absl::Notification stop;
   railwatch::NotifyOnTerminationSignal(stop);
-  absl::ParseCommandLine(argc, argv);
+  railwatch::ParseProgramFlags(
+      argc, argv,
+      {.name = "railwatch_spool_driver",
+       .summary = "the agent's real Sender and Spool sending a known counter, for e2e.agent_spool.",
+       .usage = "Usage: railwatch_spool_driver --server=ADDR --spool_dir=DIR --produced=FILE",
+       .groups = {
+          {"Driver", {"server", "agent_id", "spool_dir", "produced", "interval", "max_queued_batches"}},
+       }});
   if (absl::Status s = railwatch::InitLogging("railwatch_spool_driver", "info"); !s.ok()) return 2;
   const std::string id = absl::GetFlag(FLAGS_agent_id);
   FILE* produced = fopen(absl::GetFlag(FLAGS_produced).c_str(), "a");
@@ -58,7 +65,10 @@ int main(int argc, char** argv) {
   sender.Start();
 
   const int64_t interval = absl::ToInt64Nanoseconds(absl::GetFlag(FLAGS_interval));
-  int64_t last = 0;
+  // Ticks start after the current one: a driver started within the same tick as the one
+  // SIGKILLed before it must not produce that tick again (the daemon would drop the repeat as
+  // out of order, and the test count it).
+  int64_t last = absl::GetCurrentTimeNanos() / interval;
   while (!stop.HasBeenNotified()) {
     const int64_t k = std::max(last + 1, absl::GetCurrentTimeNanos() / interval);
     last = k;

@@ -13,7 +13,7 @@
 #include "railwatch/v1/ingest.grpc.pb.h"
 
 namespace railwatch::testing {
-namespace {
+namespace auth_ingest_test {
 
 using ::testing::HasSubstr;
 

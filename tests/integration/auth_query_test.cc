@@ -14,7 +14,7 @@
 #include "railwatch/v1/query.grpc.pb.h"
 
 namespace railwatch::testing {
-namespace {
+namespace auth_query_test {
 
 using ::testing::HasSubstr;
 

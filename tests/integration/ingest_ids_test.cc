@@ -12,7 +12,7 @@
 #include "railwatch/v1/query.grpc.pb.h"
 
 namespace railwatch {
-namespace {
+namespace ingest_ids_test {
 
 TEST(StreamSeriesMapTest, DenseIdsAreFoundAndUnknownOnesAreNot) {
   StreamSeriesMap m;

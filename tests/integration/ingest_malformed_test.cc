@@ -17,7 +17,7 @@
 #include "railwatch/v1/query.grpc.pb.h"
 
 namespace railwatch::testing {
-namespace {
+namespace ingest_malformed_test {
 
 constexpr int64_t kT0 = 1'800'000'000'000'000'000;
 // Bytes that cannot parse as any message: field 1 with wire type 7, which does not exist.

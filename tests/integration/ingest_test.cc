@@ -9,7 +9,7 @@
 #include "railwatch/v1/query.grpc.pb.h"
 
 namespace railwatch {
-namespace {
+namespace ingest_test {
 
 class IngestTest : public ::testing::Test {
  protected:

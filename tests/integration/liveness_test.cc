@@ -26,7 +26,7 @@
 #include "support/freezing_proxy.h"
 
 namespace railwatch::testing {
-namespace {
+namespace liveness_test {
 
 constexpr absl::Duration kBound = absl::Seconds(30);
 

@@ -5,7 +5,7 @@
 #include "query_test_server.h"
 
 namespace railwatch::testing {
-namespace {
+namespace query_agents_test {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;

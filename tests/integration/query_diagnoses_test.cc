@@ -7,7 +7,7 @@
 #include "query_test_server.h"
 
 namespace railwatch::testing {
-namespace {
+namespace query_diagnoses_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

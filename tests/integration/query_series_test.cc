@@ -6,7 +6,7 @@
 #include "query_test_server.h"
 
 namespace railwatch::testing {
-namespace {
+namespace query_series_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

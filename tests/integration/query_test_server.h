@@ -36,7 +36,7 @@ class QueryTestServer {
   struct Options {
     size_t watch_queue_limit = 1024;
     // Empty: plain text.
-    std::shared_ptr<grpc::ServerCredentials> credentials;
+    std::shared_ptr<grpc::ServerCredentials> credentials = nullptr;
   };
   QueryTestServer() : QueryTestServer(Options{}) {}
   explicit QueryTestServer(Options options);

@@ -14,7 +14,7 @@
 #include "support/ttar.h"
 
 namespace railwatch::testing {
-namespace {
+namespace query_tls_test {
 
 using ::testing::HasSubstr;
 

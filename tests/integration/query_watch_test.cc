@@ -13,7 +13,7 @@
 #include "support/ttar.h"
 
 namespace railwatch::testing {
-namespace {
+namespace query_watch_test {
 
 using Kind = v1::DiagnosisEvent::Kind;
 using ::testing::ElementsAre;

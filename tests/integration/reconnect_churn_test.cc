@@ -17,13 +17,14 @@
 #include "loopback_daemon.h"
 #include "railwatch/v1/query.grpc.pb.h"
 #include "support/freezing_proxy.h"
+#include "support/sanitizers.h"
 
 // Allocators keep freed memory in per-thread caches and arenas that grow and shrink with the
 // work gRPC's threads happen to do; 8 MB over 1,000 reconnects is 8 KB a reconnect, less than
 // one stream's buffers, so a leak of any per-connection object still fails it. Under
 // AddressSanitizer (a small quarantine, as in tests/unit/gnmi_client/resilience_test.cc, whose
 // comment says why) redzones make every connection cost far more: a wider bound.
-#if defined(__SANITIZE_ADDRESS__)
+#if RAILWATCH_ASAN
 extern "C" const char* __asan_default_options() { return "quarantine_size_mb=4"; }
 constexpr long kRssSlackKb = 48 * 1024;
 #else
@@ -31,7 +32,7 @@ constexpr long kRssSlackKb = 8 * 1024;
 #endif
 
 namespace railwatch::testing {
-namespace {
+namespace reconnect_churn_test {
 
 constexpr int64_t kT0 = 1'800'000'000'000'000'000;
 

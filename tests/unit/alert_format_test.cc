@@ -11,7 +11,7 @@
 #include "topology/topology.h"
 
 namespace railwatch {
-namespace {
+namespace alert_format_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;

@@ -28,7 +28,7 @@
 #include "prometheus/registry.h"
 
 namespace railwatch {
-namespace {
+namespace alertmanager_test {
 
 using ::testing::HasSubstr;
 

@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 
 namespace railwatch {
-namespace {
+namespace auth_access_test {
 
 using ::testing::HasSubstr;
 

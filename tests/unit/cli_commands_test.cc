@@ -14,7 +14,7 @@
 #include "nlohmann/json.hpp"
 
 namespace railwatch::testing {
-namespace {
+namespace cli_commands_test {
 
 using ::testing::ContainsRegex;
 using ::testing::ElementsAre;

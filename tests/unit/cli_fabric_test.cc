@@ -12,7 +12,7 @@
 #include "nlohmann/json.hpp"
 
 namespace railwatch::testing {
-namespace {
+namespace cli_fabric_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

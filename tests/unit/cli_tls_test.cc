@@ -9,7 +9,7 @@
 #include "support/test_certificates.h"
 
 namespace railwatch::testing {
-namespace {
+namespace cli_tls_test {
 
 using ::testing::HasSubstr;
 

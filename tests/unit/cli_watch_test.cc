@@ -13,7 +13,7 @@
 #include "nlohmann/json.hpp"
 
 namespace railwatch::testing {
-namespace {
+namespace cli_watch_test {
 
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;

@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 
 namespace railwatch {
-namespace {
+namespace common_test {
 
 TEST(ParseDuration, PrometheusForms) {
   EXPECT_EQ(*ParseDuration("250ms"), absl::Milliseconds(250));

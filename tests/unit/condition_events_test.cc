@@ -16,7 +16,7 @@
 #include "unit/condition_test_util.h"
 
 namespace railwatch {
-namespace {
+namespace condition_events_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

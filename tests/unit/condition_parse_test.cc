@@ -17,7 +17,7 @@
 #include "unit/condition_test_util.h"
 
 namespace railwatch {
-namespace {
+namespace condition_parse_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

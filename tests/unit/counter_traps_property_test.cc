@@ -29,7 +29,7 @@
 #include "store/series_store.h"
 
 namespace railwatch {
-namespace {
+namespace counter_traps_property_test {
 
 constexpr int64_t kSec = 1'000'000'000;
 constexpr int64_t kWindow = 30 * kSec;

@@ -14,7 +14,7 @@
 #include "store/series_store.h"
 
 namespace railwatch {
-namespace {
+namespace counter_traps_test {
 
 constexpr int64_t kSec = 1'000'000'000;
 constexpr int64_t kMs = 1'000'000;

@@ -11,7 +11,7 @@
 #include "unit/engine_test_topology.h"
 
 namespace railwatch {
-namespace {
+namespace engine_correlation_test {
 
 using ::testing::Contains;
 using ::testing::HasSubstr;

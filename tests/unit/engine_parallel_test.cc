@@ -14,7 +14,7 @@
 #include "unit/engine_test_topology.h"
 
 namespace railwatch {
-namespace {
+namespace engine_parallel_test {
 
 // Every transition, in order, as text that holds everything a listener sees.
 class Recorder final : public DiagnosisListener {

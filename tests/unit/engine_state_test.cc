@@ -18,7 +18,7 @@
 #include "unit/engine_test_util.h"
 
 namespace railwatch {
-namespace {
+namespace engine_state_test {
 
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;

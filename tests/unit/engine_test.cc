@@ -5,7 +5,7 @@
 #include "unit/engine_test_util.h"
 
 namespace railwatch {
-namespace {
+namespace engine_test {
 
 const char kLinkFlap[] =
     "- playbook: link_flap\n"

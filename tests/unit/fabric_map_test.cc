@@ -13,7 +13,7 @@
 #include "topology/topology.h"
 
 namespace railwatch {
-namespace {
+namespace fabric_map_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

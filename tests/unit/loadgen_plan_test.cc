@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 
 namespace railwatch::loadgen {
-namespace {
+namespace loadgen_plan_test {
 
 std::string Key(const v1::SeriesDefinition& d) {
   std::string k = d.name();

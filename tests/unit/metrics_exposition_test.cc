@@ -18,7 +18,7 @@
 #include "prometheus/text_serializer.h"
 
 namespace railwatch {
-namespace {
+namespace metrics_exposition_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;

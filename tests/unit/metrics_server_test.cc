@@ -15,7 +15,7 @@
 #include "support/http_get.h"
 
 namespace railwatch {
-namespace {
+namespace metrics_server_test {
 
 using ::testing::HasSubstr;
 using testing::HttpGet;

@@ -10,7 +10,7 @@
 #include "support/ttar.h"
 
 namespace railwatch {
-namespace {
+namespace playbook_test {
 
 using ::testing::HasSubstr;
 

@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 
 namespace railwatch {
-namespace {
+namespace query_filter_test {
 
 using ::testing::HasSubstr;
 

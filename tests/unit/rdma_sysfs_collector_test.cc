@@ -16,7 +16,7 @@
 #include "support/ttar.h"
 
 namespace railwatch {
-namespace {
+namespace rdma_sysfs_collector_test {
 
 using ::railwatch::testing::FixturePath;
 using ::railwatch::testing::RecordingEmitter;

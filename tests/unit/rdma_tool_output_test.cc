@@ -11,7 +11,7 @@
 #include "support/ttar.h"
 
 namespace railwatch {
-namespace {
+namespace rdma_tool_output_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

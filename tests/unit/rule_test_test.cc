@@ -18,7 +18,7 @@
 #include "nlohmann/json.hpp"
 
 namespace railwatch {
-namespace {
+namespace rule_test_test {
 
 using ::testing::AllOf;
 using ::testing::ElementsAre;

@@ -9,7 +9,7 @@
 #include "sim/runner_flags.h"
 
 namespace railwatch::sim {
-namespace {
+namespace scenario_flags_test {
 
 using ::testing::Contains;
 using ::testing::ElementsAre;

@@ -8,7 +8,7 @@
 #include "sim/runner_live.h"
 
 namespace railwatch::sim {
-namespace {
+namespace scenario_live_test {
 
 constexpr int64_t kStart = 1'700'000'000'000'000'000;
 constexpr int64_t kSecond = 1'000'000'000;

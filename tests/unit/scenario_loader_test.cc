@@ -7,7 +7,7 @@
 #include "sim/scenario.h"
 
 namespace railwatch::sim {
-namespace {
+namespace scenario_loader_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

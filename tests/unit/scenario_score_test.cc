@@ -6,7 +6,7 @@
 #include "sim/score.h"
 
 namespace railwatch::sim {
-namespace {
+namespace scenario_score_test {
 
 using ::testing::HasSubstr;
 

@@ -11,7 +11,7 @@
 #include "store/series_store.h"
 
 namespace railwatch {
-namespace {
+namespace series_store_encoding_test {
 
 constexpr int64_t kSec = 1'000'000'000;
 using WF = SeriesStore::WindowFunction;
@@ -48,11 +48,7 @@ struct Model {
       w.increase = CounterDifference(s.front().value, s.back().value);
       return w;
     }
-    for (size_t i = 1; i < s.size(); ++i) {
-      CounterStep step = CounterDelta(static_cast<uint64_t>(s[i - 1].value),
-                                      static_cast<uint64_t>(s[i].value), width_bits);
-      w.increase += static_cast<double>(step.delta);
-    }
+    for (size_t i = 1; i < s.size(); ++i) w.increase += GaugeStepAsCounter(s[i - 1].value, s[i].value);
     return w;
   }
 };

@@ -4,7 +4,7 @@
 #include "store/counter_math.h"
 
 namespace railwatch {
-namespace {
+namespace series_store_test {
 
 constexpr int64_t kSec = 1'000'000'000;
 

@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 
 namespace railwatch {
-namespace {
+namespace spool_test {
 namespace fs = std::filesystem;
 
 class SpoolTest : public ::testing::Test {

@@ -11,7 +11,7 @@
 #include "support/ttar.h"
 
 namespace railwatch::sim {
-namespace {
+namespace sysfs_fabric_test {
 
 uint64_t ReadCounter(const std::string& path) {
   absl::StatusOr<PreadFile> f = PreadFile::Open(path);

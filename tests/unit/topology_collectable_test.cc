@@ -14,7 +14,7 @@
 #include "prometheus/text_serializer.h"
 
 namespace railwatch {
-namespace {
+namespace topology_collectable_test {
 
 using ::testing::Contains;
 using ::testing::ElementsAre;

@@ -7,7 +7,7 @@
 #include "topology/lldp_check.h"
 
 namespace railwatch {
-namespace {
+namespace topology_test {
 
 using ::testing::HasSubstr;
 

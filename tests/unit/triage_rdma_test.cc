@@ -14,7 +14,7 @@
 #include "support/ttar.h"
 
 namespace railwatch {
-namespace {
+namespace triage_rdma_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;

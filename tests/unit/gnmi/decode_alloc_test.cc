@@ -8,15 +8,22 @@
 #include "gnmi/decode.h"
 #include "gtest/gtest.h"
 
-namespace {
+namespace decode_alloc_test {
 std::atomic<bool> counting{false};
 std::atomic<size_t> allocations{0};
 // A place for a debugger's breakpoint when this test fails.
 [[gnu::noinline]] void CountedAllocation() { allocations.fetch_add(1); }
 }  // namespace
 
+// The replacement operator new takes its blocks from malloc, so the matching operator delete
+// gives them back with free; gcc cannot see that the two are replaced together.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
 void* operator new(size_t size) {
-  if (counting.load(std::memory_order_relaxed)) CountedAllocation();
+  if (decode_alloc_test::counting.load(std::memory_order_relaxed)) decode_alloc_test::CountedAllocation();
   if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
   throw std::bad_alloc();
 }
@@ -24,7 +31,7 @@ void* operator new(size_t size) {
 // allocator and freed by the other (std::stable_sort's nothrow buffer, arrays); AddressSanitizer
 // reports such a mismatch.
 void* operator new(size_t size, const std::nothrow_t&) noexcept {
-  if (counting.load(std::memory_order_relaxed)) CountedAllocation();
+  if (decode_alloc_test::counting.load(std::memory_order_relaxed)) decode_alloc_test::CountedAllocation();
   return std::malloc(size == 0 ? 1 : size);
 }
 void* operator new[](size_t size) { return operator new(size); }
@@ -37,9 +44,12 @@ void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete[](void* p, size_t) noexcept { std::free(p); }
 void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 namespace railwatch {
-namespace {
+namespace decode_alloc_test {
 
 class CountingVisitor : public GnmiLeafVisitor {
  public:
@@ -81,11 +91,11 @@ TEST(GnmiDecodeAlloc, SteadyScalarUpdatesDoNotAllocate) {
   // nothing before the keyed update has been seen once).
   decoder.Decode(n, visitor);
   decoder.Decode(n, visitor);
-  allocations = 0;
-  counting = true;
+  ::decode_alloc_test::allocations = 0;
+  ::decode_alloc_test::counting = true;
   for (int i = 0; i < 100; ++i) decoder.Decode(n, visitor);
-  counting = false;
-  EXPECT_EQ(allocations.load(), 0u);
+  ::decode_alloc_test::counting = false;
+  EXPECT_EQ(::decode_alloc_test::allocations.load(), 0u);
   EXPECT_EQ(decoder.stats().leaves, 102u * 5);
   EXPECT_GT(visitor.sum, 0u);
 }

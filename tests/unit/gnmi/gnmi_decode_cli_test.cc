@@ -11,7 +11,7 @@
 #include "nlohmann/json.hpp"
 
 namespace railwatch {
-namespace {
+namespace gnmi_decode_cli_test {
 
 using ::testing::HasSubstr;
 

@@ -18,7 +18,7 @@
 #include "yaml-cpp/yaml.h"
 
 namespace railwatch {
-namespace {
+namespace profile_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

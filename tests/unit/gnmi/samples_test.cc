@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 
 namespace railwatch {
-namespace {
+namespace samples_test {
 
 using testing::DecodeFixture;
 using testing::DecodedFixture;

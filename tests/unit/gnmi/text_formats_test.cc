@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 
 namespace railwatch {
-namespace {
+namespace text_formats_test {
 
 using ::testing::HasSubstr;
 using testing::ReadFixture;

@@ -5,7 +5,7 @@
 #include "gtest/gtest.h"
 
 namespace railwatch::testing {
-namespace {
+namespace oneshot_test {
 
 ::gnmi::Notification Snapshot(uint64_t in_octets) {
   ::gnmi::Notification n;

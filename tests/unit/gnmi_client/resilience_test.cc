@@ -6,8 +6,9 @@
 #include "fake_gnmi_target.h"
 #include "gnmi_test_util.h"
 #include "gtest/gtest.h"
+#include "support/sanitizers.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if RAILWATCH_ASAN
 // AddressSanitizer keeps freed blocks in a quarantine (256 MB by default) to catch use after
 // free, so RSS grows with every connection torn down until the quarantine is full, leak or no
 // leak. A small quarantine keeps the flat-RSS check meaningful in the sanitizer build.
@@ -22,7 +23,7 @@ constexpr long kRssSlackKb = 16 * 1024;
 #endif
 
 namespace railwatch::testing {
-namespace {
+namespace resilience_test {
 
 constexpr int64_t kT0 = 1700000000000000000;
 

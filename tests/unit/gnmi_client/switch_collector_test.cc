@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 
 namespace railwatch::testing {
-namespace {
+namespace switch_collector_test {
 
 constexpr char kInOctets[] = "/interfaces/interface[name=Ethernet1]/state/counters/in-octets";
 constexpr char kOperStatus[] = "/interfaces/interface[name=Ethernet7]/state/oper-status";
@@ -325,7 +325,7 @@ TEST_F(SwitchCollectorLldpTest, APortIdLaggingItsNameIsWaitedFor) {
 }  // namespace railwatch::testing
 
 namespace railwatch::testing {
-namespace {
+namespace switch_collector_test {
 
 // gNMI reads a subscription's target from the prefix only: SONiC's COUNTERS_DB counters and
 // its OC-YANG oper-status must go out as two requests (two streams), each with its target.

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 
 namespace railwatch {
-namespace {
+namespace targets_test {
 
 class TargetsFileTest : public ::testing::Test {
  protected:

@@ -12,7 +12,7 @@
 #include "support/test_certificates.h"
 
 namespace railwatch::testing {
-namespace {
+namespace tls_test {
 
 // A CA, a server certificate for leaf-1.example (and 127.0.0.1) and a client certificate,
 // all signed by it, plus a second, unrelated CA.

@@ -11,7 +11,7 @@
 #include "tests/unit/logs/log_test_util.h"
 
 namespace railwatch::logs::testing {
-namespace {
+namespace inline_formats_test {
 
 int64_t Utc(int y, int mo, int d, int h, int mi, int s) {
   return absl::ToUnixNanos(

@@ -9,7 +9,7 @@
 #include "tests/unit/logs/log_test_util.h"
 
 namespace railwatch::logs::testing {
-namespace {
+namespace nccl_samples_test {
 
 using ::testing::ElementsAre;
 

@@ -10,7 +10,7 @@
 #include "tests/unit/logs/log_test_util.h"
 
 namespace railwatch::logs::testing {
-namespace {
+namespace other_samples_test {
 
 int64_t Utc(int y, int mo, int d, int h, int mi, int s, int64_t ns) {
   return absl::ToUnixNanos(

@@ -13,7 +13,7 @@
 #include "tests/unit/logs/log_test_util.h"
 
 namespace railwatch::logs::testing {
-namespace {
+namespace robustness_test {
 
 // Every line is counted exactly once.
 void ExpectCountsAddUp(const LogParser::Stats& s) {

@@ -17,7 +17,7 @@
 #include "tests/unit/logs/log_test_util.h"
 
 namespace railwatch {
-namespace {
+namespace triage_test {
 
 using logs::testing::ParseFixture;
 using ::testing::Contains;

@@ -19,7 +19,7 @@
 #include "support/ttar.h"
 
 namespace railwatch {
-namespace {
+namespace ethtool_dir_backend_test {
 
 using ::railwatch::testing::FixturePath;
 using ::railwatch::testing::RecordingEmitter;

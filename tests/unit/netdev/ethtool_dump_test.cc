@@ -11,7 +11,7 @@
 #include "support/ttar.h"
 
 namespace railwatch {
-namespace {
+namespace ethtool_dump_test {
 
 using ::railwatch::testing::FixturePath;
 using ::testing::ElementsAre;

@@ -10,7 +10,7 @@
 #include "support/recording_emitter.h"
 
 namespace railwatch {
-namespace {
+namespace link_state_test {
 
 using ::railwatch::testing::Attribute;
 using ::testing::ElementsAre;

@@ -29,7 +29,7 @@
 #include "unit/netdev/netns.h"
 
 namespace railwatch {
-namespace {
+namespace veth_test {
 
 using ::railwatch::testing::Attribute;
 using ::railwatch::testing::NetnsThread;

@@ -6,7 +6,7 @@
 #include "unit/sim_gnmi/sim_gnmi_fixture.h"
 
 namespace railwatch::sim::testing {
-namespace {
+namespace gnmi_switch_test {
 
 std::optional<uint64_t> SonicCounter(const ::gnmi::TypedValue& v, const std::string& field) {
   nlohmann::json j = nlohmann::json::parse(v.json_ietf_val(), nullptr, false);

@@ -20,7 +20,7 @@
 #include "yaml-cpp/yaml.h"
 
 namespace railwatch::sim {
-namespace {
+namespace sim_faults_test {
 
 const absl::Time kStart = absl::FromUnixSeconds(1'800'000'000);
 constexpr absl::Duration kTick = absl::Milliseconds(100);
@@ -218,7 +218,7 @@ class SimFabric {
 };
 
 TEST(SimJobs, JobHostsRunAtTheirUtilisationInLockstep) {
-  testing::TempDir dir;
+  railwatch::testing::TempDir dir;
   SysfsFabric::Options o = Fabric(4, 4, {{"train", 1, 3, 0.8}});
   SimFabric f(dir.path(), o);
   ASSERT_TRUE(f.status().ok()) << f.status();
@@ -235,7 +235,7 @@ TEST(SimJobs, JobHostsRunAtTheirUtilisationInLockstep) {
 }
 
 TEST(SimJobs, TopologyFileListsTheJobsAndLoads) {
-  testing::TempDir dir;
+  railwatch::testing::TempDir dir;
   SwitchFabric::Options so;
   so.hosts = 4;
   so.nics_per_host = 2;
@@ -258,7 +258,7 @@ TEST(SimJobs, TopologyFileListsTheJobsAndLoads) {
 }
 
 TEST(SimDegrade, RateFileAndTrafficDropToTheFactorWhilePeersKeepTheirs) {
-  testing::TempDir dir;
+  railwatch::testing::TempDir dir;
   SysfsFabric::Options o = Fabric(4, 2, {{"train", 1, 4, 0.8}});
   o.degrades = {{"gpu-node-003", "mlx5_1", absl::Seconds(2), 0.5}};
   SimFabric f(dir.path(), o);
@@ -287,7 +287,7 @@ TEST(SimDegrade, RateFileAndTrafficDropToTheFactorWhilePeersKeepTheirs) {
 }
 
 TEST(SimEcn, EveryLeafMarksAndTheNicsAnswerWithCnps) {
-  testing::TempDir dir;
+  railwatch::testing::TempDir dir;
   SysfsFabric::Options o = Fabric(3, 2, {{"train", 1, 3, 0.8}});
   SimFabric f(dir.path(), o);
   ASSERT_TRUE(f.status().ok()) << f.status();
@@ -306,7 +306,7 @@ TEST(SimEcn, EveryLeafMarksAndTheNicsAnswerWithCnps) {
 }
 
 TEST(SimEcn, MisconfiguredLeafStopsMarkingPausesItsNicsAndSlowsTheJob) {
-  testing::TempDir dir;
+  railwatch::testing::TempDir dir;
   SysfsFabric::Options o = Fabric(4, 2, {{"train", 1, 4, 0.8}});
   o.ecn_misconfigs = {{"leaf-r1", 1, absl::Seconds(5), 3}};
   SwitchFabric::Options so;
@@ -371,7 +371,7 @@ TEST(SimEcn, MisconfiguredLeafStopsMarkingPausesItsNicsAndSlowsTheJob) {
 }
 
 TEST(SimFlaps, FiveFlapsOfOneLinkAreFiveFlapsOnBothEnds) {
-  testing::TempDir dir;
+  railwatch::testing::TempDir dir;
   SysfsFabric::Options o = Fabric(2, 2);
   for (int i = 0; i < 5; ++i) {
     o.flaps.push_back({"gpu-node-002", "mlx5_1", 1, absl::Seconds(5 + 10 * i), absl::Milliseconds(300)});
@@ -401,7 +401,7 @@ TEST(SimFlaps, FiveFlapsOfOneLinkAreFiveFlapsOnBothEnds) {
 }
 
 TEST(SimFlaps, OverlappingFlapsOfOneLinkAreRejected) {
-  testing::TempDir dir;
+  railwatch::testing::TempDir dir;
   SysfsFabric::Options o;
   o.root = dir.path();
   o.hosts = 1;
@@ -417,7 +417,7 @@ TEST(SimFlaps, OverlappingFlapsOfOneLinkAreRejected) {
 }
 
 TEST(SimPfcStorm, PausesReachEveryUplinkOfTheLeafWithinTwoSeconds) {
-  testing::TempDir dir;
+  railwatch::testing::TempDir dir;
   SysfsFabric::Options o = Fabric(4, 2, {{"train", 1, 4, 0.8}});
   SwitchFabric::Options so;
   so.spines = 3;

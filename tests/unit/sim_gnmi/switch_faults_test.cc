@@ -11,7 +11,7 @@
 #include "yaml-cpp/yaml.h"
 
 namespace railwatch::sim::testing {
-namespace {
+namespace switch_faults_test {
 
 const absl::Time kStart = absl::FromUnixSeconds(1'800'000'000);
 constexpr absl::Duration kTick = absl::Milliseconds(100);
@@ -228,7 +228,9 @@ TEST(SwitchStorm, SpreadsThroughTheSpinesToTheOtherLeavesAndPointsOnlyAtItsSourc
         EXPECT_TRUE(paused_hard(port.peer_switch)) << sw[s].name << " " << port.name;
       }
       if (s == kLeaf) {
-        if (p != 0) EXPECT_NEAR(tx, 3000, 150) << "the leaf relays on " << port.name;
+        if (p != 0) {
+          EXPECT_NEAR(tx, 3000, 150) << "the leaf relays on " << port.name;
+        }
       } else if (s < 4 && port.uplink) {
         EXPECT_NEAR(rx, 1500, 120) << "the spines relay on to " << sw[s].name << " " << port.name;
         EXPECT_LT(rx, 2000);

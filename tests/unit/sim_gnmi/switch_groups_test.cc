@@ -14,7 +14,7 @@
 #include "yaml-cpp/yaml.h"
 
 namespace railwatch::sim {
-namespace {
+namespace switch_groups_test {
 
 const absl::Time kStart = absl::FromUnixSeconds(1'800'000'000);
 

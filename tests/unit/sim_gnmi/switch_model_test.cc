@@ -12,7 +12,7 @@
 #include "yaml-cpp/yaml.h"
 
 namespace railwatch::sim {
-namespace {
+namespace switch_model_test {
 
 TEST(SwitchFlags, ParseStormsMiswiresAndDialects) {
   absl::StatusOr<PfcStorm> s = ParsePfcStorm("gpu-node-002/mlx5_3@10s");

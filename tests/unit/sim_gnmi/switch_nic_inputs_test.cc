@@ -8,7 +8,7 @@
 #include "unit/sim_gnmi/sim_gnmi_fixture.h"
 
 namespace railwatch::sim::testing {
-namespace {
+namespace switch_nic_inputs_test {
 
 const absl::Time kStart = absl::FromUnixSeconds(1'800'000'000);
 

@@ -8,7 +8,7 @@
 #include "sim/traffic_model.h"
 
 namespace railwatch::sim {
-namespace {
+namespace sim_fault_specs_test {
 
 // The error of a status that must have failed, for message checks.
 template <typename T>

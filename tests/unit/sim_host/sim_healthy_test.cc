@@ -11,7 +11,7 @@
 #include "unit/sim_host/sim_host_util.h"
 
 namespace railwatch::sim {
-namespace {
+namespace sim_healthy_test {
 
 using testing::HostSim;
 

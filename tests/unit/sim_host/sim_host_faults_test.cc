@@ -12,7 +12,7 @@
 #include "unit/sim_host/sim_host_util.h"
 
 namespace railwatch::sim {
-namespace {
+namespace sim_host_faults_test {
 namespace fs = std::filesystem;
 
 using testing::HostSim;

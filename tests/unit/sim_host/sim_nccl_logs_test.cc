@@ -15,7 +15,7 @@
 #include "unit/sim_host/sim_host_util.h"
 
 namespace railwatch::sim {
-namespace {
+namespace sim_nccl_logs_test {
 
 using testing::HostSim;
 using testing::OneJob;

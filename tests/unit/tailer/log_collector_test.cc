@@ -17,7 +17,7 @@
 #include "unit/tailer/tailer_test_util.h"
 
 namespace railwatch {
-namespace {
+namespace log_collector_test {
 
 namespace fs = std::filesystem;
 using ::railwatch::testing::FixturePath;

@@ -14,7 +14,7 @@
 #include "unit/tailer/tailer_test_util.h"
 
 namespace railwatch {
-namespace {
+namespace log_tailer_restart_test {
 
 namespace fs = std::filesystem;
 using ::railwatch::testing::DrainUntil;

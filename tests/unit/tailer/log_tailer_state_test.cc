@@ -8,7 +8,7 @@
 #include "support/ttar.h"
 
 namespace railwatch {
-namespace {
+namespace log_tailer_state_test {
 
 namespace fs = std::filesystem;
 using ::railwatch::testing::TempDir;

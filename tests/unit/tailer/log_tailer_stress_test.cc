@@ -15,7 +15,7 @@
 #include "unit/tailer/tailer_test_util.h"
 
 namespace railwatch {
-namespace {
+namespace log_tailer_stress_test {
 
 namespace fs = std::filesystem;
 using ::railwatch::testing::DrainUntil;
