@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/client.h"
 #include "cli/format.h"
+#include "engine/diagnosis_text.h"
 #include "cli/query_commands.h"
 #include "common/text.h"
 #include "exporters/fabric_collectable.h"
@@ -50,9 +51,9 @@ void PrintHeader(const v1::Diagnosis& d, std::ostream& out) {
 
 void PrintBlastRadius(const v1::BlastRadius& b, std::ostream& out) {
   if (b.scope().empty()) return;
-  out << "\nBlast radius: " << b.scope() << ", " << b.hosts_size() << " host(s)";
+  out << "\nBlast radius: " << DescribeBlastRadius(b);
   if (b.gpus() > 0) {
-    out << ", " << b.gpus() << " GPUs stalled, about $"
+    out << "; " << b.gpus() << " GPUs stalled, about $"
         << absl::StrFormat("%.0f", b.cost_per_minute()) << " a minute";
   }
   out << "\n";
@@ -63,8 +64,14 @@ void PrintBlastRadius(const v1::BlastRadius& b, std::ostream& out) {
     out << "\n";
   }
   for (const v1::JobImpact& j : b.jobs()) {
-    out << "  job " << j.job() << ": " << j.gpus() << " GPUs, " << j.ranks() << " ranks, "
-        << j.hosts_size() << " host(s) in scope\n";
+    out << "  job " << j.job() << ": " << j.gpus() << " GPUs, " << j.ranks() << " ranks";
+    if (j.job_hosts_size() > 0) {
+      const int shown = std::min(j.job_hosts_size(), kBlastHostsShown);
+      out << ", " << j.job_hosts_size() << " host(s): "
+          << absl::StrJoin(j.job_hosts().begin(), j.job_hosts().begin() + shown, " ");
+      if (j.job_hosts_size() > shown) out << " and " << j.job_hosts_size() - shown << " more";
+    }
+    out << " (" << j.hosts_size() << " in the blast radius)\n";
   }
 }
 

@@ -117,20 +117,6 @@ std::string DescribeEvidence(const v1::Diagnosis& d, size_t max_bytes) {
   return out;
 }
 
-std::string FormatBlastRadius(const v1::BlastRadius& b) {
-  if (b.scope().empty()) return "";
-  std::string out = absl::StrCat(b.scope(), ": ", b.hosts_size(),
-                                 b.hosts_size() == 1 ? " host" : " hosts");
-  constexpr int kJobsShown = 3;
-  for (int i = 0; i < b.jobs_size() && i < kJobsShown; ++i) {
-    absl::StrAppend(&out, ", job ", b.jobs(i).job(), " (", b.jobs(i).gpus(), " GPUs)");
-  }
-  if (b.jobs_size() > kJobsShown) {
-    absl::StrAppend(&out, ", ", b.jobs_size() - kJobsShown, " more job(s)");
-  }
-  return out;
-}
-
 std::string FormatCostPerMinute(double dollars) {
   if (!(dollars > 0)) return "";
   // Cents only where they say something: "$8/min", "$512/min", "$7.50/min".
@@ -148,7 +134,7 @@ Labels AlertAnnotations(const v1::Diagnosis& d, const AlertFormatOptions& option
     steps.push_back(d.commands(i));
   }
   AddIfSet(a, "first_steps", absl::StrJoin(steps, "\n"));
-  AddIfSet(a, "blast_radius", FormatBlastRadius(d.blast_radius()));
+  AddIfSet(a, "blast_radius", DescribeBlastRadius(d.blast_radius()));
   if (d.blast_radius().gpus() > 0) AddIfSet(a, "gpus", absl::StrCat(d.blast_radius().gpus()));
   AddIfSet(a, "cost_per_minute", FormatCostPerMinute(d.blast_radius().cost_per_minute()));
   AddIfSet(a, "diagnosis_id", d.id());

@@ -62,9 +62,6 @@ Labels AlertAnnotations(const v1::Diagnosis& diagnosis, const AlertFormatOptions
 // character boundary, with a last line saying how much was left out).
 std::string DescribeEvidence(const v1::Diagnosis& diagnosis, size_t max_bytes);
 
-// "leaf: 8 hosts, job train (32 GPUs)"; empty without a blast radius.
-std::string FormatBlastRadius(const v1::BlastRadius& blast);
-
 // "$16/min", "$0.50/min"; empty when nothing is hurt.
 std::string FormatCostPerMinute(double dollars);
 

@@ -93,6 +93,8 @@ void ExpressionQuery(const Condition& condition, const SeriesQuerySources& sourc
                      uint32_t limit, v1::QuerySeriesResponse& response) {
   std::vector<VectorElement> elements =
       condition.Evaluate(EvalContext{sources.store, sources.events, sources.fabric, end});
+  // A series whose window does not hold its data yet has no value to show.
+  std::erase_if(elements, [](const VectorElement& e) { return e.unknown; });
   response.set_matched(static_cast<uint32_t>(elements.size()));
   std::sort(elements.begin(), elements.end(),
             [](const VectorElement& a, const VectorElement& b) { return a.labels < b.labels; });

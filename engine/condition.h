@@ -78,6 +78,9 @@ struct EventEvidence {
 struct VectorElement {
   Labels labels;
   double value = 0;
+  // A window that does not yet hold its data decided it (cond::Item::unknown): neither true
+  // nor false yet.
+  bool unknown = false;
   std::vector<EvidenceRef> evidence;        // at most 16 per element
   std::vector<EventEvidence> event_evidence;  // the newest, at most 8 per element
 };

@@ -197,7 +197,8 @@ class ScalarBinaryNode final : public TwoOperandNode {
       // element op scalar, or scalar op element turned around.
       const ValueFilter filter{scalar_left_ ? Mirror(op_code_) : op_code_, scalar_};
       Vec in = vec.Eval(ctx, &filter);
-      std::erase_if(in, [&](const Item& item) { return !filter.Keep(item.value); });
+      // An unknown element might hold: it stays, unknown.
+      std::erase_if(in, [&](const Item& item) { return !item.unknown && !filter.Keep(item.value); });
       return in;
     }
     Vec in = vec.Eval(ctx, nullptr);
@@ -206,8 +207,8 @@ class ScalarBinaryNode final : public TwoOperandNode {
     for (Item& item : in) {
       std::optional<double> v = scalar_left_ ? Arith(op_code_, scalar_, item.value)
                                              : Arith(op_code_, item.value, scalar_);
-      if (!v) continue;  // division by zero: no element
-      item.value = *v;
+      if (!v && !item.unknown) continue;  // division by zero: no element
+      if (v) item.value = *v;
       out.push_back(std::move(item));
     }
     return out;
@@ -297,17 +298,18 @@ class VectorBinaryNode final : public TwoOperandNode {
       if (r == Matcher2::kEnd) continue;
       Item& item = left[i];
       const double rv = right[r].value;
+      item.unknown = item.unknown || right[r].unknown;
       if (IsComparison(op_code_)) {
         const bool holds = Compare(op_code_, item.value, rv);
         if (return_bool_) {
           item.value = holds ? 1 : 0;
-        } else if (!holds) {
+        } else if (!holds && !item.unknown) {
           continue;
         }
       } else {
         std::optional<double> v = Arith(op_code_, item.value, rv);
-        if (!v) continue;
-        item.value = *v;
+        if (!v && !item.unknown) continue;
+        if (v) item.value = *v;
       }
       MergeEvidenceInto(item, right[r]);
       out.push_back(std::move(item));
@@ -336,6 +338,19 @@ class SetOpNode final : public TwoOperandNode {
     Vec right = rhs_->Eval(ctx, nullptr);
     absl::MutexLock lock(&mu_);
     if (set_op_ == SetOp::kOr) {
+      // An unknown left element that a known right one matches is known: "or" holds there.
+      if (std::any_of(left.begin(), left.end(), [](const Item& x) { return x.unknown; })) {
+        index_.IndexRight(ctx, right, left.size());
+        for (size_t i = 0; i < left.size(); ++i) {
+          if (!left[i].unknown) continue;
+          for (uint32_t r = index_.Find(left, i); r != Matcher2::kEnd; r = index_.Next(r)) {
+            if (!right[r].unknown) {
+              left[i] = right[r];
+              break;
+            }
+          }
+        }
+      }
       // "or" is "right unless left", appended to left.
       index_.IndexRight(ctx, left, right.size());
       for (size_t i = 0; i < right.size(); ++i) {
@@ -348,12 +363,23 @@ class SetOpNode final : public TwoOperandNode {
     for (size_t i = 0; i < left.size(); ++i) {
       uint32_t r = index_.Find(left, i);
       Item& item = left[i];
-      if (set_op_ == SetOp::kUnless) {
-        if (r == Matcher2::kEnd) out.push_back(std::move(item));
+      if (r == Matcher2::kEnd) {
+        if (set_op_ == SetOp::kUnless) out.push_back(std::move(item));
         continue;
       }
-      if (r == Matcher2::kEnd) continue;
+      // Whether a known right element matched: only unknown ones leave the answer open.
+      bool known_match = false;
+      for (uint32_t k = r; k != Matcher2::kEnd && !known_match; k = index_.Next(k)) {
+        known_match = !right[k].unknown;
+      }
+      if (set_op_ == SetOp::kUnless) {
+        if (known_match) continue;
+        item.unknown = true;  // a right side that may still turn out to match
+        out.push_back(std::move(item));
+        continue;
+      }
       // "and": the right elements that matched are evidence too.
+      if (!known_match) item.unknown = true;
       for (; r != Matcher2::kEnd; r = index_.Next(r)) MergeEvidenceInto(item, right[r]);
       out.push_back(std::move(item));
     }

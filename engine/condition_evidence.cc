@@ -185,6 +185,7 @@ VectorElement Materialise(Item&& item) {
   VectorElement e;
   e.labels = *item.labels;
   e.value = item.value;
+  e.unknown = item.unknown;
   const Evidence& ev = item.evidence;
   if (!ev.more) {
     e.evidence.reserve(ev.inline_count);

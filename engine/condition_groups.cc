@@ -77,10 +77,15 @@ class AggregationNode final : public GroupingNode {
     const std::vector<uint32_t>& first = groups.first;
     struct Acc {
       double sum = 0, min = 0, max = 0, count = 0;
+      bool unknown = false;  // a member is: the group's value is not known yet
     };
     std::vector<Acc> acc(first.size());
     for (size_t i = 0; i < in.size(); ++i) {
       Acc& a = acc[group_of[i]];
+      if (in[i].unknown) {
+        a.unknown = true;
+        continue;
+      }
       const double v = in[i].value;
       if (a.count == 0) {
         a.min = a.max = v;
@@ -112,9 +117,10 @@ class AggregationNode final : public GroupingNode {
         case AggOp::kMax: value = a.max; break;
         case AggOp::kCount: value = a.count; break;
       }
-      if (filter && !filter->Keep(value)) continue;  // the comparison above would drop it
+      if (filter && !a.unknown && !filter->Keep(value)) continue;  // the comparison above would drop it
       Item item;
       item.value = value;
+      item.unknown = a.unknown;
       item.labels = keys_.KeyLabels(groups.key[g]);
       item.label_source = keys_.source();
       item.label_index = groups.key[g];
@@ -154,8 +160,11 @@ class PeerNode final : public GroupingNode {
     const std::vector<uint32_t>& group_of = groups.group_of;
     const std::vector<uint32_t>& first = groups.first;
     // Each group's values.
+    // Unknown elements (no value yet) are nobody's peers; they stay, unknown.
     std::vector<std::vector<double>> values(first.size());
-    for (uint32_t i = 0; i < in.size(); ++i) values[group_of[i]].push_back(in[i].value);
+    for (uint32_t i = 0; i < in.size(); ++i) {
+      if (!in[i].unknown) values[group_of[i]].push_back(in[i].value);
+    }
     // The median of a group without one copy of v depends only on v and three order statistics
     // of the group, so no sort: with s the sorted values and one copy of v removed, the j-th
     // of the others is s[j] when s[j + 1] <= v (the removed copy is further on) and s[j + 1]
@@ -191,6 +200,10 @@ class PeerNode final : public GroupingNode {
     std::vector<std::optional<double>> result(in.size());
     for (uint32_t i = 0; i < in.size(); ++i) {
       const Stats& st = stats[group_of[i]];
+      if (in[i].unknown) {
+        result[i] = 0;
+        continue;
+      }
       if (st.others == 0) continue;
       const double v = in[i].value;
       // The j-th of the others, for j = lo + d.
@@ -204,7 +217,7 @@ class PeerNode final : public GroupingNode {
     }
     Vec out;
     for (uint32_t i = 0; i < in.size(); ++i) {
-      if (!result[i] || (filter && !filter->Keep(*result[i]))) continue;
+      if (!result[i] || (filter && !in[i].unknown && !filter->Keep(*result[i]))) continue;
       in[i].value = *result[i];
       out.push_back(std::move(in[i]));
     }

@@ -124,6 +124,11 @@ struct Evidence {
 struct Item {
   std::shared_ptr<const Labels> labels;
   double value = 0;
+  // Not known yet: it comes from a series that began inside a range function's window and has
+  // too few samples there for a value (the daemon just started, an agent just connected). It
+  // passes comparisons (it might hold), and `unless` / `and` with it on the right give
+  // unknown elements; the engine neither fires nor resolves on one.
+  bool unknown = false;
   // When set, (label_source, label_index) names this labels object across evaluations: the
   // same pair always carries the same labels (a leaf's selection and the series' place in it;
   // an aggregation's groups and the group's key), so nodes may cache what they derive from

@@ -93,11 +93,26 @@ class RangeNode final : public Node {
     Vec out;
     const std::vector<SeriesRef>& refs = selection_.refs;
     if (!filter) out.reserve(refs.size());
+    // A range function over a series that began inside the window, with too few samples
+    // there for a value: the window does not hold its data yet, so the element is unknown
+    // rather than absent (a restarted daemon's first seconds: `unless` must not take a
+    // relay's pauses for a source's because the relay's own window is still empty).
+    const bool windowed = fn_ != RangeFn::kLatest && fn_ != RangeFn::kStale;
     for (size_t start = 0; start < refs.size(); start += kChunk) {
       const size_t n = std::min(kChunk, refs.size() - start);
       Compute(ctx, std::span(refs.data() + start, n), from);
+      if (windowed) FindYoung(ctx, std::span(refs.data() + start, n), from);
+      size_t next_missing = 0;
       for (size_t i = 0; i < n; ++i) {
-        if (!values_[i]) continue;  // absent or too few samples: no element, never a zero
+        if (!values_[i]) {  // absent or too few samples: no element, never a zero
+          if (windowed && young_[next_missing++]) {
+            Item item = SeriesItem(selection_.labels[start + i], 0, refs[start + i], &origin_,
+                                   &selection_, static_cast<uint32_t>(start + i));
+            item.unknown = true;
+            out.push_back(std::move(item));
+          }
+          continue;
+        }
         const double v = *values_[i];
         if (filter && !filter->Keep(v)) continue;
         out.push_back(SeriesItem(selection_.labels[start + i], v, refs[start + i], &origin_,
@@ -168,6 +183,17 @@ class RangeNode final : public Node {
     }
   }
 
+  // young_[k]: whether the k-th series without a value (in refs order) began after `from`.
+  void FindYoung(const EvalContext& ctx, std::span<const SeriesRef> refs, int64_t from) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    missing_.clear();
+    for (size_t i = 0; i < refs.size(); ++i) {
+      if (!values_[i]) missing_.push_back(refs[i]);
+    }
+    young_.clear();
+    if (!missing_.empty()) ctx.store.BeganAfterMany(missing_, from, young_);
+  }
+
   static SeriesStore::WindowFunction WindowFunctionOf(RangeFn fn) {
     using WF = SeriesStore::WindowFunction;
     switch (fn) {
@@ -188,6 +214,8 @@ class RangeNode final : public Node {
   mutable std::vector<std::optional<double>> values_ ABSL_GUARDED_BY(mu_);
   mutable std::vector<std::optional<CounterWindow>> windows_ ABSL_GUARDED_BY(mu_);
   mutable std::vector<std::optional<Sample>> latest_ ABSL_GUARDED_BY(mu_);
+  mutable std::vector<SeriesRef> missing_ ABSL_GUARDED_BY(mu_);
+  mutable std::vector<bool> young_ ABSL_GUARDED_BY(mu_);
 };
 
 // count_over_time(events{...}[d]): one element per (kind, label set) of the matching events.

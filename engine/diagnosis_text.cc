@@ -1,11 +1,16 @@
 #include "engine/diagnosis_text.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "common/text.h"
 
 namespace railwatch {
 
@@ -14,7 +19,63 @@ std::string LabelValue(const Labels& labels, std::string_view name) {
   return v == nullptr ? std::string() : *v;
 }
 
-std::string ExpandTemplate(const std::string& tmpl, const Labels& labels, double value) {
+namespace {
+
+// Up to 3 significant digits, without a trailing ".0": 0.474, 12.3, 608.
+std::string Significant(double v) {
+  if (v == 0) return "0";
+  const int digits = static_cast<int>(std::floor(std::log10(std::fabs(v)))) + 1;
+  const int decimals = std::clamp(3 - digits, 0, 6);
+  std::string s = absl::StrFormat("%.*f", decimals, v);
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
+}
+
+// 6240 -> "6,240".
+std::string Thousands(double v) {
+  std::string digits = absl::StrFormat("%.0f", std::fabs(v));
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+// 1.2M, 3.4G: one unit letter past a million.
+std::string Scaled(double v, const char* const* units, double step) {
+  int u = 0;
+  while (std::fabs(v) >= step && units[u + 1] != nullptr) {
+    v /= step;
+    ++u;
+  }
+  return absl::StrCat(Significant(v), units[u]);
+}
+
+}  // namespace
+
+std::string FormatTemplateNumber(double v, std::string_view format) {
+  if (!std::isfinite(v)) return absl::StrFormat("%g", v);
+  if (format == "percent") return absl::StrCat(Significant(v * 100), "%");
+  if (format == "count") return Thousands(std::round(v));
+  if (format == "bytes") {
+    static constexpr const char* kUnits[] = {" B", " kB", " MB", " GB", " TB", nullptr};
+    return Scaled(v, kUnits, 1000);
+  }
+  if (format == "seconds") return HumanDuration(absl::Seconds(std::round(v * 1000) / 1000));
+  if (std::fabs(v) >= 1e6) {
+    static constexpr const char* kUnits[] = {"", "k", "M", "G", "T", nullptr};
+    return Scaled(v, kUnits, 1000);
+  }
+  if (std::fabs(v) >= 1000) return Thousands(v);
+  return Significant(v);
+}
+
+std::string ExpandTemplate(const std::string& tmpl, const Labels& labels,
+                           const TemplateValues& values) {
   std::string out;
   size_t pos = 0;
   while (pos < tmpl.size()) {
@@ -25,9 +86,23 @@ std::string ExpandTemplate(const std::string& tmpl, const Labels& labels, double
       break;
     }
     out.append(tmpl, pos, open - pos);
-    std::string key(absl::StripAsciiWhitespace(tmpl.substr(open + 2, close - open - 2)));
-    if (key == "value") {
-      absl::StrAppend(&out, absl::StrFormat("%g", value));
+    absl::string_view inner =
+        absl::string_view(tmpl).substr(open + 2, close - open - 2);
+    absl::string_view format;
+    if (size_t bar = inner.find('|'); bar != absl::string_view::npos) {
+      format = absl::StripAsciiWhitespace(inner.substr(bar + 1));
+      inner = inner.substr(0, bar);
+    }
+    const std::string key(absl::StripAsciiWhitespace(inner));
+    if (key == "value" || key == "peak") {
+      const double v = key == "value" ? values.value : values.peak;
+      absl::StrAppend(&out, FormatTemplateNumber(v, std::string_view(format.data(), format.size())));
+    } else if (key == "quiet_since") {
+      absl::StrAppend(&out, values.quiet_since_unix_nano == 0
+                                ? "now"
+                                : absl::FormatTime("%H:%M:%S UTC",
+                                                   absl::FromUnixNanos(values.quiet_since_unix_nano),
+                                                   absl::UTCTimeZone()));
     } else if (const std::string* v = FindLabel(labels, key)) {
       out += *v;
     } else {
@@ -58,6 +133,49 @@ std::vector<std::string> RunbookCommands(std::string_view markdown) {
     out.emplace_back(t);
   }
   return out;
+}
+
+namespace {
+
+// "a, b, c and 7 more".
+template <typename Names>
+std::string SomeNames(const Names& names, int shown) {
+  const int n = static_cast<int>(names.size());
+  std::vector<std::string> head(names.begin(), names.begin() + std::min(n, shown));
+  std::string out = absl::StrJoin(head, ", ");
+  if (n > shown) absl::StrAppend(&out, " and ", n - shown, " more");
+  return out;
+}
+
+}  // namespace
+
+std::string DescribeBlastRadius(const v1::BlastRadius& b) {
+  if (b.scope().empty()) return "";
+  constexpr int kJobsShown = 3;
+  std::vector<std::string> parts;
+  for (int i = 0; i < b.jobs_size() && i < kJobsShown; ++i) {
+    const v1::JobImpact& j = b.jobs(i);
+    const int hosts = j.job_hosts_size() > 0 ? j.job_hosts_size() : j.hosts_size();
+    std::vector<std::string> size;
+    if (j.gpus() > 0) size.push_back(absl::StrCat(j.gpus(), " GPUs"));
+    if (hosts > 0) {
+      std::string on = absl::StrCat(hosts, hosts == 1 ? " host" : " hosts");
+      if (j.job_hosts_size() > 0) absl::StrAppend(&on, ": ", SomeNames(j.job_hosts(), 3));
+      size.push_back(on);
+    }
+    std::string part = absl::StrCat("job ", j.job(), " stalls");
+    if (!size.empty()) absl::StrAppend(&part, " (", absl::StrJoin(size, " on "), ")");
+    parts.push_back(part);
+  }
+  if (b.jobs_size() > kJobsShown) {
+    parts.push_back(absl::StrCat(b.jobs_size() - kJobsShown, " more job(s) stall"));
+  }
+  std::string reach = absl::StrCat(parts.empty() ? "" : "the fault is on ", b.hosts_size(),
+                                   b.hosts_size() == 1 ? " host" : " hosts", " (", b.scope(),
+                                   " scope)");
+  if (b.hosts_size() > 0) absl::StrAppend(&reach, ": ", SomeNames(b.hosts(), 3));
+  parts.push_back(reach);
+  return absl::StrJoin(parts, "; ");
 }
 
 std::string DescribeLocation(const Labels& labels) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
@@ -165,14 +166,19 @@ std::vector<Engine::Candidate> Engine::Candidates(const Playbook& pb, int64_t no
     std::string key = GroupKey(pb, labels);
     auto [it, inserted] = index.try_emplace(key, out.size());
     if (inserted) {
-      out.push_back({std::move(key), std::move(labels), element.value,
+      out.push_back({std::move(key), std::move(labels), element.value, element.unknown,
                      std::move(element.evidence), std::move(element.event_evidence)});
       continue;
     }
     // Several results for one incident (both ends of a link, five flaps): one candidate
-    // with everyone's evidence.
+    // with everyone's evidence; known as soon as one of them is.
     Candidate& c = out[it->second];
-    c.value = std::max(c.value, element.value);
+    if (c.unknown && !element.unknown) {
+      c.unknown = false;
+      c.value = element.value;
+    } else if (!element.unknown) {
+      c.value = std::max(c.value, element.value);
+    }
     AppendCapped(c.evidence, element.evidence, kMaxSeriesEvidence);
     AppendCapped(c.events, element.event_evidence, kMaxEventEvidence);
   }
@@ -192,10 +198,10 @@ void Engine::FillEvidence(const Candidate& c, const Active& a, int64_t now,
     for (const Label& l : meta.labels) AddLabel(e->mutable_labels(), l);
     e->set_value(ref.value);
     if (ref.function.empty()) {
-      e->set_summary(absl::StrFormat("value = %g", ref.value));
+      e->set_summary(absl::StrCat("value = ", FormatTemplateNumber(ref.value, "")));
     } else {
-      e->set_summary(absl::StrFormat("%s over %s = %g", ref.function,
-                                     HumanDuration(ref.window), ref.value));
+      e->set_summary(absl::StrCat(ref.function, " over ", HumanDuration(ref.window), " = ",
+                                  FormatTemplateNumber(ref.value, "")));
     }
     const int64_t from = ref.window > absl::ZeroDuration()
                              ? now - absl::ToInt64Nanoseconds(ref.window)
@@ -242,8 +248,9 @@ void Engine::FillEvidence(const Candidate& c, const Active& a, int64_t now,
     e->set_value(s->value);
     e->set_time_unix_nano(s->first_seen);
     e->set_raw(s->raw);
-    e->set_summary(absl::StrFormat("%s explained by this diagnosis: %s (value %g)", s->playbook,
-                                   DescribeLocation(s->labels), s->value));
+    e->set_summary(absl::StrCat(s->playbook, " explained by this diagnosis: ",
+                                DescribeLocation(s->labels), " (value ",
+                                FormatTemplateNumber(s->value, ""), ")"));
   }
 }
 
@@ -260,6 +267,7 @@ void Engine::FillBlastRadius(Active& a) const {
     pj->set_gpus(j.gpus);
     pj->set_ranks(j.ranks);
     for (const std::string& h : j.hosts) pj->add_hosts(h);
+    for (const std::string& h : j.job_hosts) pj->add_job_hosts(h);
   }
   b->set_gpus(a.blast.gpus);
   b->set_cost_per_minute(a.blast.gpus * options_.gpu_hour_cost / 60.0);
@@ -304,6 +312,16 @@ void Engine::Resolve(const std::string& full_key, int64_t now, const std::string
   active_.erase(it);
 }
 
+std::string Engine::Summary(const Playbook& pb, const Active& a, int64_t quiet_since) {
+  const TemplateValues values{.value = a.last_value, .peak = a.peak,
+                              .quiet_since_unix_nano = quiet_since};
+  std::string s = pb.summary.empty() ? absl::StrCat(pb.name, " on ", DescribeLocation(a.words))
+                                     : ExpandTemplate(pb.summary, a.words, values);
+  if (quiet_since == 0) return s;
+  if (!pb.summary_quiet.empty()) return ExpandTemplate(pb.summary_quiet, a.words, values);
+  return absl::StrCat(s, "; quiet since ", ExpandTemplate("{{quiet_since}}", {}, values));
+}
+
 void Engine::EvaluatePlaybook(const Playbook& pb, int64_t now,
                               std::vector<Candidate> candidates,
                               std::vector<std::pair<Transition, v1::Diagnosis>>& transitions) {
@@ -311,8 +329,15 @@ void Engine::EvaluatePlaybook(const Playbook& pb, int64_t now,
   absl::flat_hash_set<std::string> seen;
   for (Candidate& c : candidates) {
     std::string full_key = prefix + c.key;
-    seen.insert(full_key);
     auto existing = active_.find(full_key);
+    if (c.unknown) {
+      // A window that does not hold its data yet: no new diagnosis, and an active one is
+      // neither resolved nor refreshed.
+      if (existing != active_.end()) seen.insert(full_key);
+      ++stats_.unknown_results;
+      continue;
+    }
+    seen.insert(full_key);
     const int64_t first_seen =
         existing == active_.end() ? now : existing->second.diagnosis.active_since_unix_nano();
     // A pending cause holds back a symptom that has not paged yet; a symptom that has paged
@@ -353,14 +378,15 @@ void Engine::EvaluatePlaybook(const Playbook& pb, int64_t now,
       }
     }
     a.last_true = now;
+    if (std::fabs(c.value) > std::fabs(a.peak)) a.peak = c.value;
     d.set_last_evaluated_unix_nano(now);
     // One incident may be seen from either end (a link's host and switch sides): the words
     // stay those of the labels it was first seen with, filled in from this tick's where those
     // lack a label, so a summary does not turn into "<host?>" when only the switch side
     // matches.
-    const Labels words = FillMissing(a.labels, c.labels);
-    d.set_summary(pb.summary.empty() ? absl::StrCat(pb.name, " on ", DescribeLocation(words))
-                                     : ExpandTemplate(pb.summary, words, c.value));
+    a.words = FillMissing(a.labels, c.labels);
+    a.last_value = c.value;
+    d.set_summary(Summary(pb, a, /*quiet_since=*/0));
     FillBlastRadius(a);
     FillEvidence(c, a, now, d);
     if (d.state() == v1::DIAGNOSIS_STATE_PENDING &&
@@ -382,6 +408,8 @@ void Engine::EvaluatePlaybook(const Playbook& pb, int64_t now,
     if (now < a.hold_until) continue;
     if (d.state() == v1::DIAGNOSIS_STATE_FIRING &&
         now - a.last_true < absl::ToInt64Nanoseconds(pb.keep_firing_for)) {
+      // Kept firing after the condition stopped holding: say what happened, not what is.
+      if (a.last_true > 0) d.set_summary(Summary(pb, a, a.last_true));
       continue;
     }
     gone.push_back(key);

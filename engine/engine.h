@@ -144,6 +144,8 @@ class Engine {
   struct Stats {
     uint64_t evaluations = 0;
     double last_duration_seconds = 0;
+    // Results held back because a window they depend on does not hold its data yet.
+    uint64_t unknown_results = 0;
   };
   Stats stats() const;
 
@@ -177,6 +179,11 @@ class Engine {
     Labels labels;       // the first element's labels, topology-enriched
     BlastRadius blast;
     int64_t last_true = 0;
+    // The condition's largest value (in magnitude) while it held, for {{peak}}.
+    double peak = 0;
+    // The element's labels and value when it last held, for the summary once it is quiet.
+    Labels words;
+    double last_value = 0;
     // Restored: held (not resolved for lack of data) until then.
     int64_t hold_until = 0;
     absl::flat_hash_map<std::string, Symptom> symptoms;  // by playbook + '\0' + key
@@ -185,6 +192,9 @@ class Engine {
     std::string key;
     Labels labels;  // enriched
     double value = 0;
+    // Every element of it is unknown (VectorElement::unknown): a window does not yet hold its
+    // data. It neither starts a diagnosis nor resolves one.
+    bool unknown = false;
     std::vector<EvidenceRef> evidence;
     std::vector<EventEvidence> events;
   };
@@ -200,6 +210,9 @@ class Engine {
                         std::vector<std::pair<Transition, v1::Diagnosis>>& transitions)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<Candidate> Candidates(const Playbook& pb, int64_t now) const;
+  // The diagnosis' summary: now (quiet_since 0), or once its condition stopped holding at
+  // quiet_since while it is kept firing.
+  static std::string Summary(const Playbook& pb, const Active& a, int64_t quiet_since);
   // The active cause that explains this symptom result, or nullptr.
   // An active diagnosis that `symptom` is an effect of; only a firing one when `firing_only`.
   Active* FindCause(const Playbook& symptom, const Candidate& c, int64_t first_seen,

@@ -57,8 +57,8 @@ struct Collected {
 const absl::flat_hash_set<std::string>& KnownPlaybookKeys() {
   static const auto* k = new absl::flat_hash_set<std::string>{
       "playbook", "desc", "condition", "for", "keep_firing_for", "severity", "culprit",
-      "group_by", "blast_radius", "explains", "summary", "runbook", "tags", "enabled",
-      "override"};
+      "group_by", "blast_radius", "explains", "summary", "summary_quiet", "runbook", "tags",
+      "enabled", "override"};
   return *k;
 }
 
@@ -211,6 +211,7 @@ class ItemLoader {
     }
     if (YAML::Node n = item["explains"]) LoadExplains(n, pb.explains);
     GetString(item, "summary", pb.summary, false);
+    GetString(item, "summary_quiet", pb.summary_quiet, false);
     if (GetString(item, "runbook", pb.runbook, required) &&
         !absl::StrContains(pb.runbook, "://")) {
       fs::path p = fs::path(file_).parent_path() / pb.runbook;
@@ -325,6 +326,7 @@ class ItemLoader {
       else if (key == "group_by") pb.group_by = patch.pb.group_by;
       else if (key == "blast_radius") pb.blast_radius = patch.pb.blast_radius;
       else if (key == "summary") pb.summary = patch.pb.summary;
+      else if (key == "summary_quiet") pb.summary_quiet = patch.pb.summary_quiet;
       else if (key == "runbook") pb.runbook = patch.pb.runbook;
       else if (key == "enabled") pb.enabled = patch.pb.enabled;
     }

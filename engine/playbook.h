@@ -44,8 +44,12 @@ struct Playbook {
   // Blast radius scope: host, leaf, rail, job or fabric (FabricMap::Blast).
   std::string blast_radius = "host";
   std::vector<ExplainRule> explains;
-  // One-line summary with {{label}} and {{value}} placeholders.
+  // One-line summary with {{label}}, {{value}} and {{peak}} placeholders (diagnosis_text.h).
   std::string summary;
+  // The summary once the condition no longer holds but the diagnosis is kept firing
+  // (keep_firing_for): what happened, in the past tense, with {{peak}} and {{quiet_since}}.
+  // Empty: the summary as it last read, with "; quiet since <time>" after it.
+  std::string summary_quiet;
   // Absolute path of the runbook (resolved against the rules file's directory) or a URL.
   std::string runbook;
   std::vector<std::string> tags;

@@ -53,6 +53,10 @@ DaemonMetrics::DaemonMetrics(prometheus::Registry& r)
                         .Register(r)),
       rule_evaluations(NewCounter(r, "railwatch_rule_evaluations_total",
                                   "Evaluations of the playbook set.")),
+      rule_unknown_results(NewCounter(
+          r, "railwatch_rule_unknown_results_total",
+          "Playbook results held back, neither firing nor resolving, because a window they "
+          "read did not hold its data yet (a daemon or an agent that had just started).")),
       rule_evaluation_seconds(NewGauge(r, "railwatch_rule_evaluation_duration_seconds",
                                        "Duration of the latest evaluation of all playbooks.")),
       playbooks_loaded(NewGauge(r, "railwatch_playbooks_loaded", "Enabled playbooks.")),
@@ -102,6 +106,8 @@ void DaemonMetrics::Refresh(const SeriesStore& store, const Engine& engine) {
   Engine::Stats e = engine.stats();
   rule_evaluations.Increment(static_cast<double>(e.evaluations - seen_evaluations_));
   seen_evaluations_ = e.evaluations;
+  rule_unknown_results.Increment(static_cast<double>(e.unknown_results - seen_unknown_results_));
+  seen_unknown_results_ = e.unknown_results;
   rule_evaluation_seconds.Set(e.last_duration_seconds);
 }
 

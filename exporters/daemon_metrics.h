@@ -34,6 +34,7 @@ class DaemonMetrics {
   // CounterTrap): reset, wrap, above_line_rate (rejected), invalid_value (dropped).
   prometheus::Family<prometheus::Counter>& counter_traps;
   prometheus::Counter& rule_evaluations;
+  prometheus::Counter& rule_unknown_results;
   prometheus::Gauge& rule_evaluation_seconds;
   prometheus::Gauge& playbooks_loaded;
   // {playbook, severity}: diagnoses that started firing. StartCounting makes each enabled
@@ -50,6 +51,7 @@ class DaemonMetrics {
   uint64_t seen_resets_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t seen_traps_[4] ABSL_GUARDED_BY(mu_) = {};  // resets, wraps, above line rate, invalid
   uint64_t seen_evaluations_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t seen_unknown_results_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace railwatch

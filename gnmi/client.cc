@@ -23,13 +23,14 @@ std::shared_ptr<grpc::Channel> MakeGnmiChannel(const GnmiTargetConfig& target,
   grpc::ChannelArguments args;
   SetClientKeepalive(args, Millis(options.keepalive_time), Millis(options.keepalive_timeout));
   // Not between subscriptions: a switch's gNMI server (gRPC's default policy) takes pings on a
-  // connection without calls for abuse and answers GOAWAY too_many_pings.
+  // connection without calls for abuse and answers GOAWAY too_many_pings. With calls, the
+  // interval is GnmiKeepaliveTime's.
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 0);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, Millis(options.backoff.initial));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, Millis(options.backoff.max));
   args.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
-  // Each target gets its own connection even when two targets share an address (a proxy),
-  // so that one target's GOAWAY does not reset another's stream.
+  // Each switch gets its own connection even when two switches share an address (a proxy),
+  // so that one switch's GOAWAY does not reset another's streams.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   std::shared_ptr<grpc::ChannelCredentials> creds;
   if (target.tls) {
@@ -45,6 +46,25 @@ std::shared_ptr<grpc::Channel> MakeGnmiChannel(const GnmiTargetConfig& target,
     creds = grpc::InsecureChannelCredentials();
   }
   return grpc::CreateCustomChannel(target.address, creds, args);
+}
+
+absl::Duration GnmiKeepaliveTime(const std::vector<::gnmi::SubscribeRequest>& requests,
+                                 absl::Duration configured) {
+  // Past the default policy's minimum interval between pings without data (5 minutes).
+  const absl::Duration kWithoutData = absl::Seconds(5 * 60 + 10);
+  absl::Duration data_every = absl::InfiniteDuration();
+  for (const ::gnmi::SubscribeRequest& request : requests) {
+    for (const ::gnmi::Subscription& sub : request.subscribe().subscription()) {
+      uint64_t every = 0;
+      if (sub.mode() == ::gnmi::SAMPLE) every = sub.sample_interval();
+      if (sub.mode() == ::gnmi::ON_CHANGE) every = sub.heartbeat_interval();
+      if (every > 0) {
+        data_every = std::min(data_every, absl::Nanoseconds(static_cast<int64_t>(every)));
+      }
+    }
+  }
+  if (data_every == absl::InfiniteDuration()) return kWithoutData;
+  return std::min(std::max(configured, data_every / 2), kWithoutData);
 }
 
 void AddGnmiCredentials(const GnmiTargetConfig& target, grpc::ClientContext& ctx) {
@@ -212,12 +232,18 @@ class GnmiClient::Call final
 GnmiClient::GnmiClient(GnmiTargetConfig target, ::gnmi::SubscribeRequest request,
                        GnmiChannelOptions options, GnmiScheduler& scheduler,
                        GnmiStreamHandler& handler)
+    : GnmiClient(target, std::move(request), options, MakeGnmiChannel(target, options),
+                 scheduler, handler) {}
+
+GnmiClient::GnmiClient(GnmiTargetConfig target, ::gnmi::SubscribeRequest request,
+                       GnmiChannelOptions options, std::shared_ptr<grpc::Channel> channel,
+                       GnmiScheduler& scheduler, GnmiStreamHandler& handler)
     : target_(std::move(target)),
       request_(std::move(request)),
       options_(std::move(options)),
       scheduler_(scheduler),
       handler_(handler),
-      channel_(MakeGnmiChannel(target_, options_)),
+      channel_(std::move(channel)),
       stub_(::gnmi::gNMI::NewStub(channel_)),
       backoff_(options_.backoff) {}
 

@@ -34,9 +34,21 @@ struct GnmiChannelOptions {
   int max_receive_message_bytes = 64 << 20;
 };
 
-// A channel to `target` with its TLS (or plaintext) credentials and the options above.
+// A channel to `target` with its TLS (or plaintext) credentials and the options above: one
+// connection of its own (never shared with another channel to the same address).
 std::shared_ptr<grpc::Channel> MakeGnmiChannel(const GnmiTargetConfig& target,
                                                const GnmiChannelOptions& options);
+
+// The keepalive interval for one connection carrying `requests`, so that the target's ping
+// policy never sees abuse. gRPC's default server policy (C-core and grpc-go alike, and what
+// sonic-gnmi runs) strikes a ping that comes less than 5 minutes after the previous one unless
+// the server has sent data in between, and answers GOAWAY too_many_pings after two strikes.
+// A connection whose subscriptions make the target send data at least every D (the shortest
+// SAMPLE interval, or an ON_CHANGE heartbeat_interval) may ping every `configured` as long as
+// that is at least D/2 (at most one strike between two data frames); one with no periodic
+// data pings every 5 minutes and 10 seconds.
+absl::Duration GnmiKeepaliveTime(const std::vector<::gnmi::SubscribeRequest>& requests,
+                                 absl::Duration configured);
 // username/password as call metadata, the way gNMI targets (SONiC, EOS, Cumulus) expect them.
 void AddGnmiCredentials(const GnmiTargetConfig& target, grpc::ClientContext& ctx);
 
@@ -94,8 +106,16 @@ class GnmiClient {
     std::string last_error;
   };
 
+  // On a channel (a connection) of its own.
   GnmiClient(GnmiTargetConfig target, ::gnmi::SubscribeRequest request,
              GnmiChannelOptions options, GnmiScheduler& scheduler, GnmiStreamHandler& handler);
+  // On `channel`, which the other streams to the same switch share: one HTTP/2 connection per
+  // switch, so that the data of its SAMPLE streams keeps the connection's keepalive pings
+  // within the target's ping policy even for a stream that carries no data (SONiC's OC-YANG
+  // ON_CHANGE stream after its first answer).
+  GnmiClient(GnmiTargetConfig target, ::gnmi::SubscribeRequest request,
+             GnmiChannelOptions options, std::shared_ptr<grpc::Channel> channel,
+             GnmiScheduler& scheduler, GnmiStreamHandler& handler);
   ~GnmiClient();  // Stop()
   GnmiClient(const GnmiClient&) = delete;
   GnmiClient& operator=(const GnmiClient&) = delete;

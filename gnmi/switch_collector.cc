@@ -121,12 +121,19 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
   ~Target() override { clients_.clear(); }
 
   // One stream per gNMI target the profile's subscriptions name (SONiC: COUNTERS_DB and
-  // OC-YANG), all feeding this target's buffer.
-  void MakeClients(const GnmiChannelOptions& channel, GnmiScheduler& scheduler) {
-    for (::gnmi::SubscribeRequest& request :
-         MakeSubscribeRequests(profile_, config_, ::gnmi::SubscriptionList::STREAM)) {
-      clients_.push_back(std::make_unique<GnmiClient>(config_, std::move(request), channel,
-                                                      scheduler, *this));
+  // OC-YANG), all feeding this target's buffer, all on one connection to the switch: the
+  // SAMPLE streams' data keeps the keepalive pings within the switch's ping policy for the
+  // streams that carry none (docs/SWITCH_AGENT.md, "Liveness").
+  void MakeClients(const GnmiChannelOptions& options, GnmiScheduler& scheduler) {
+    std::vector<::gnmi::SubscribeRequest> requests =
+        MakeSubscribeRequests(profile_, config_, ::gnmi::SubscriptionList::STREAM);
+    GnmiChannelOptions channel_options = options;
+    channel_options.keepalive_time = GnmiKeepaliveTime(requests, options.keepalive_time);
+    std::shared_ptr<grpc::Channel> channel = MakeGnmiChannel(config_, channel_options);
+    for (::gnmi::SubscribeRequest& request : requests) {
+      clients_.push_back(std::make_unique<GnmiClient>(config_, std::move(request),
+                                                      channel_options, channel, scheduler,
+                                                      *this));
     }
   }
   void StartClients() {

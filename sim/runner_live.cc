@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/format.h"
+#include "engine/diagnosis_text.h"
 #include "exporters/fabric_collectable.h"
 #include "railwatch/v1/query.grpc.pb.h"
 
@@ -56,15 +57,12 @@ std::string LiveFiring(const v1::Diagnosis& d, int64_t sim_start, int64_t t,
   }
   const v1::BlastRadius& b = d.blast_radius();
   if (!b.scope().empty()) {
-    std::vector<std::string> jobs;
-    for (const v1::JobImpact& j : b.jobs()) jobs.push_back(j.job());
-    // As `railwatch explain` puts it: the scope, its hosts, the GPUs stalled and their cost.
-    absl::StrAppend(&out, indent, "hurts:    ", b.scope(), " scope, ", b.hosts_size(),
-                    b.hosts_size() == 1 ? " host" : " hosts",
-                    b.gpus() > 0 ? absl::StrFormat(", %d GPUs stalled, about $%.0f a minute",
+    // As `railwatch explain` and the alert put it: the jobs it stalls and their hosts, where
+    // the fault is, what it costs.
+    absl::StrAppend(&out, indent, "hurts:    ", DescribeBlastRadius(b),
+                    b.gpus() > 0 ? absl::StrFormat("; %d GPUs stalled, about $%.0f a minute",
                                                    b.gpus(), b.cost_per_minute())
                                  : "",
-                    jobs.empty() ? "" : absl::StrCat(" (job ", absl::StrJoin(jobs, ", "), ")"),
                     "\n");
   }
   if (!d.runbook().empty()) absl::StrAppend(&out, indent, "runbook:  ", d.runbook(), "\n");

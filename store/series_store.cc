@@ -392,6 +392,15 @@ void SeriesStore::LatestMany(std::span<const SeriesRef> refs,
   });
 }
 
+void SeriesStore::BeganAfterMany(std::span<const SeriesRef> refs, int64_t from,
+                                 std::vector<bool>& out) const {
+  out.assign(refs.size(), false);
+  absl::ReaderMutexLock lock(&mu_);
+  ForEachRefLocked(refs, [&](size_t i, const Series& s) {
+    out[i] = s.count > 0 && s.count < options_.capacity && s.TimeAt(0) > from;
+  });
+}
+
 void SeriesStore::IncreaseMany(std::span<const SeriesRef> refs, int64_t from, int64_t to,
                                std::vector<std::optional<CounterWindow>>& out) const {
   out.resize(refs.size());

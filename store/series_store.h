@@ -142,6 +142,10 @@ class SeriesStore {
 
   // out[i] is for refs[i]; out is resized to refs.size().
   void LatestMany(std::span<const SeriesRef> refs, std::vector<std::optional<Sample>>& out) const;
+  // For each series, whether it began after `from`: it has samples, has dropped none for
+  // retention, and its oldest is newer than `from`. A window that starts at `from` does not
+  // yet hold the data of such a series (the daemon or its agent started within the window).
+  void BeganAfterMany(std::span<const SeriesRef> refs, int64_t from, std::vector<bool>& out) const;
   void IncreaseMany(std::span<const SeriesRef> refs, int64_t from, int64_t to,
                     std::vector<std::optional<CounterWindow>>& out) const;
   void RateMany(std::span<const SeriesRef> refs, int64_t from, int64_t to,

@@ -207,7 +207,9 @@ gtest_discover_tests(railwatch_gnmi_profile_tests DISCOVERY_TIMEOUT 60)
 # certificates made by openssl, 100 target restarts, 200 targets.
 add_executable(railwatch_gnmi_client_tests
   support/fake_gnmi_target.cc
+  support/freezing_proxy.cc
   unit/gnmi_client/gnmi_test_util.cc
+  unit/gnmi_client/keepalive_policy_test.cc
   unit/gnmi_client/oneshot_test.cc
   unit/gnmi_client/resilience_test.cc
   unit/gnmi_client/switch_collector_test.cc

@@ -536,6 +536,7 @@ BlastRadius FabricMap::Blast(const Labels& culprit, std::string_view scope) cons
       impact.ranks = j.ranks;
       std::set_intersection(j.hosts.begin(), j.hosts.end(), out.hosts.begin(), out.hosts.end(),
                             std::back_inserter(impact.hosts));
+      impact.job_hosts = std::move(j.hosts);
       out.gpus += impact.gpus;
       out.jobs.push_back(std::move(impact));
     }

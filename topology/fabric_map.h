@@ -74,7 +74,8 @@ struct JobImpact {
   std::string job;
   uint32_t gpus = 0;
   uint32_t ranks = 0;
-  std::vector<std::string> hosts;  // this job's hosts inside the scope
+  std::vector<std::string> hosts;      // this job's hosts inside the scope
+  std::vector<std::string> job_hosts;  // all of this job's hosts
 };
 struct BlastRadius {
   std::string scope;               // "host", "leaf", "rail", "job", "fabric"

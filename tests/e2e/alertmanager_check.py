@@ -119,8 +119,11 @@ def storm(args):
     want = {
         "summary": r"PFC storm: gpu-node-003 mlx5_2",
         "runbook_url": r"^https://runbooks\.example/railwatch/pfc-storm\.md$",
-        "first_steps": r"gpu-node-003",
-        "blast_radius": r"^leaf: 4 hosts, job train \(16 GPUs\)$",
+        # The first command confirms the culprit on the culprit (issue 19 item 10).
+        "first_steps": r"^ssh gpu-node-003 ethtool -S enp56s0np0",
+        # The job it stalls and its hosts first, then where the fault is.
+        "blast_radius": r"^job train stalls \(16 GPUs on 4 hosts: gpu-node-001, gpu-node-002, "
+                        r"gpu-node-003 and 1 more\); the fault is on 4 hosts \(leaf scope\): ",
         "cost_per_minute": r"^\$8/min$",
         "gpus": r"^16$",
         "description": r"Evidence:\n- fabric_pfc_pause_frames_total\{.*(gpu-node-003|leaf-r2).*rate over 3s = ",

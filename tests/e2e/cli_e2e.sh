@@ -48,7 +48,8 @@ grep -qx 'No active diagnoses.' "$WORK/none.txt" || fail "severity filter: $(cat
 # explain: the timeline, the blast radius, the runbook with the culprit filled in.
 "${C[@]}" explain "$ID" >"$WORK/explain.txt"
 for want in "Timeline (UTC):" "FIRING    held for the playbook" \
-  "Blast radius: leaf, 4 host(s), 8 GPUs stalled" "job train: 8 GPUs" \
+  "Blast radius: job train stalls (8 GPUs on" "the fault is on 4 hosts (leaf scope)" \
+  "8 GPUs stalled, about" "job train: 8 GPUs" \
   "Commands (culprit filled in):" "ssh gpu-node-003 ethtool -S enp40s0np0"; do
   grep -qF "$want" "$WORK/explain.txt" || fail "explain lacks \"$want\": $(cat "$WORK/explain.txt")"
 done

@@ -42,9 +42,11 @@ class FakeGnmiTarget::Stream final
     }
     if (request_.has_subscribe()) {
       mode_ = request_.subscribe().mode();
+      prefix_target_ = request_.subscribe().prefix().target();
       {
         absl::MutexLock lock(&owner_.mu_);
         owner_.last_request_ = request_;
+        ++owner_.subscribes_;
       }
       if (mode_ == ::gnmi::SubscriptionList::STREAM) {
         Enqueue(Sync());
@@ -83,6 +85,10 @@ class FakeGnmiTarget::Stream final
   }
 
   void OnCancel() override { FinishOnce(grpc::Status::CANCELLED); }
+
+  // The gNMI target its subscription's prefix names (set before the stream is registered;
+  // request_ is the read buffer, reused by the next read).
+  const std::string& prefix_target() const { return prefix_target_; }
 
   void OnDone() override {
     owner_.Unregister(this);
@@ -130,6 +136,7 @@ class FakeGnmiTarget::Stream final
   FakeGnmiTarget& owner_;
   ::gnmi::SubscribeRequest request_;
   ::gnmi::SubscriptionList::Mode mode_ = ::gnmi::SubscriptionList::STREAM;
+  std::string prefix_target_;
   absl::Mutex mu_;
   std::deque<::gnmi::SubscribeResponse> queue_ ABSL_GUARDED_BY(mu_);
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
@@ -238,6 +245,23 @@ int FakeGnmiTarget::Broadcast(const ::gnmi::SubscribeResponse& response) {
   absl::MutexLock lock(&mu_);
   for (Stream* s : streams_) s->Enqueue(response);
   return static_cast<int>(streams_.size());
+}
+
+int FakeGnmiTarget::Broadcast(const ::gnmi::SubscribeResponse& response,
+                              const std::string& prefix_target) {
+  absl::MutexLock lock(&mu_);
+  int n = 0;
+  for (Stream* s : streams_) {
+    if (s->prefix_target() != prefix_target) continue;
+    s->Enqueue(response);
+    ++n;
+  }
+  return n;
+}
+
+int FakeGnmiTarget::subscribes() const {
+  absl::MutexLock lock(&mu_);
+  return subscribes_;
 }
 
 int FakeGnmiTarget::stream_count() const {

@@ -44,7 +44,11 @@ class FakeGnmiTarget {
 
   // Sends `response` to every open STREAM subscription; returns how many streams got it.
   int Broadcast(const ::gnmi::SubscribeResponse& response);
+  // The same, to the STREAM subscriptions whose prefix names gNMI target `prefix_target` only.
+  int Broadcast(const ::gnmi::SubscribeResponse& response, const std::string& prefix_target);
   int stream_count() const;
+  // Subscribe calls taken since Start (a client that resubscribes counts again).
+  int subscribes() const;
   bool WaitForStreams(int n, absl::Duration timeout) const;
 
   void SetSnapshot(std::vector<::gnmi::Notification> snapshot);
@@ -72,6 +76,7 @@ class FakeGnmiTarget {
   std::multimap<std::string, std::string> last_metadata_ ABSL_GUARDED_BY(mu_);
   ::gnmi::SubscribeRequest last_request_ ABSL_GUARDED_BY(mu_);
   int polls_ ABSL_GUARDED_BY(mu_) = 0;
+  int subscribes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // A notification with one update: `path` (gNMI path string) = uint_val `value` at `time`.

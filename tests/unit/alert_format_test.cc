@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_format.h"
 #include "engine/diagnosis_text.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -167,7 +168,9 @@ TEST(AlertAnnotationsTest, CarryWhatTheOnCallEngineerNeeds) {
             "ssh gpu-node-003 mlnx_qos -i enp56s0np0\n"
             "ssh gpu-node-003 ethtool -S enp56s0np0 | grep pause\n"
             "ssh gpu-node-003 dmesg | tail");
-  EXPECT_EQ(LabelValue(a, "blast_radius"), "leaf: 8 hosts, job train (32 GPUs)");
+  EXPECT_EQ(LabelValue(a, "blast_radius"),
+            "job train stalls (32 GPUs); the fault is on 8 hosts (leaf scope): gpu-node-001, "
+            "gpu-node-002, gpu-node-003 and 5 more");
   EXPECT_EQ(LabelValue(a, "gpus"), "32");
   EXPECT_EQ(LabelValue(a, "cost_per_minute"), "$16/min");
   EXPECT_EQ(LabelValue(a, "diagnosis_id"), "abc123");
@@ -199,15 +202,28 @@ TEST(AlertAnnotationsTest, NoBlastRadiusOrCostWithoutATopology) {
 TEST(AlertAnnotationsTest, BlastRadiusAndCostWording) {
   v1::BlastRadius b;
   b.set_scope("host");
-  b.add_hosts("gpu-node-001");
-  EXPECT_EQ(FormatBlastRadius(b), "host: 1 host");
-  for (const char* job : {"a", "b", "c", "d", "e"}) {
+  b.add_hosts("gpu-node-003");
+  EXPECT_EQ(DescribeBlastRadius(b), "1 host (host scope): gpu-node-003");
+  // A flap on one host of a 10-host job stalls the whole job: the job and its hosts first,
+  // then where the fault is (it read "host: 1 host, job train (80 GPUs)" before).
+  v1::JobImpact* train = b.add_jobs();
+  train->set_job("train");
+  train->set_gpus(80);
+  train->add_hosts("gpu-node-003");
+  for (int i = 1; i <= 10; ++i) train->add_job_hosts(absl::StrFormat("gpu-node-%03d", i));
+  EXPECT_EQ(DescribeBlastRadius(b),
+            "job train stalls (80 GPUs on 10 hosts: gpu-node-001, gpu-node-002, gpu-node-003 "
+            "and 7 more); the fault is on 1 host (host scope): gpu-node-003");
+  for (const char* job : {"b", "c", "d", "e"}) {
     v1::JobImpact* j = b.add_jobs();
     j->set_job(job);
     j->set_gpus(8);
+    j->add_hosts("gpu-node-003");
   }
-  EXPECT_EQ(FormatBlastRadius(b),
-            "host: 1 host, job a (8 GPUs), job b (8 GPUs), job c (8 GPUs), 2 more job(s)");
+  EXPECT_EQ(DescribeBlastRadius(b),
+            "job train stalls (80 GPUs on 10 hosts: gpu-node-001, gpu-node-002, gpu-node-003 "
+            "and 7 more); job b stalls (8 GPUs on 1 host); job c stalls (8 GPUs on 1 host); 2 "
+            "more job(s) stall; the fault is on 1 host (host scope): gpu-node-003");
   EXPECT_EQ(FormatCostPerMinute(512), "$512/min");
   EXPECT_EQ(FormatCostPerMinute(8), "$8/min");
   EXPECT_EQ(FormatCostPerMinute(7.5), "$7.50/min");

@@ -251,9 +251,10 @@ TEST_F(CliCommandsTest, ExplainShowsTheEvidenceTimelineInTimeOrder) {
     at = found + s.size();
   }
   EXPECT_THAT(r.out, HasSubstr("where     gpu-node-004 mlx5_3 (rail 3, leaf-r3 Ethernet12)"));
-  EXPECT_THAT(r.out, HasSubstr("Blast radius: leaf, 2 host(s), 16 GPUs stalled, about $8 a minute"));
+  EXPECT_THAT(r.out, HasSubstr("Blast radius: job train-a stalls (16 GPUs on 1 host); the fault is on 2 hosts (leaf "
+                              "scope): gpu-node-001, gpu-node-004; 16 GPUs stalled, about $8 a minute"));
   EXPECT_THAT(r.out, HasSubstr("hosts  gpu-node-001 gpu-node-004"));
-  EXPECT_THAT(r.out, HasSubstr("job train-a: 16 GPUs, 16 ranks, 1 host(s) in scope"));
+  EXPECT_THAT(r.out, HasSubstr("job train-a: 16 GPUs, 16 ranks (1 in the blast radius)"));
   EXPECT_THAT(r.out, HasSubstr("explains  1 symptom(s)"));
   EXPECT_THAT(r.out, Not(HasSubstr("# PFC storm")));
 }

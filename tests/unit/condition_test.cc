@@ -43,6 +43,61 @@ TEST_F(ConditionEvalTest, IncreaseSelectsOnlyTheSeriesThatMoved) {
   EXPECT_EQ(Eval("increase(link_downed_total[5m]) >= 0", 5).size(), 2u);
 }
 
+// Issue 19 item 7: no playbook fires on a window that does not yet hold its data. A series
+// that began inside a range function's window with too few samples there for a value is
+// unknown, not absent: the spine's view of a relay (known) `unless` the leaf's own pauses
+// (one sample since the daemon started) must not read as "the leaf is not paused".
+TEST_F(ConditionEvalTest, ASeriesThatBeganInsideTheWindowIsUnknownNotAbsent) {
+  SeriesRef spine_view = Counter("pause_rx_total", {{"switch", "leaf-1"}, {"side", "spine"}});
+  SeriesRef leaf_own = Counter("pause_leaf_rx_total", {{"switch", "leaf-1"}});
+  Fill(spine_view, 100, 103, [](int t) { return t * 5000; });  // 5000/s
+  store_.Append(leaf_own, 103 * kSec, 1e6);                  // its first sample
+  const std::string storm =
+      "rate(pause_rx_total[3s]) > 2000 unless on(switch) rate(pause_leaf_rx_total[3s]) > 1000";
+  std::vector<VectorElement> all = EvalAll(storm, 103);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_TRUE(all[0].unknown) << "the leaf's window is empty: the answer is open";
+  EXPECT_TRUE(Eval(storm, 103).empty());
+  // Its second sample: the leaf is paused at 3000/s itself, so it relays: no element.
+  store_.Append(leaf_own, 104 * kSec, 1e6 + 3000);
+  store_.Append(spine_view, 104 * kSec, 104 * 5000);
+  EXPECT_TRUE(EvalAll(storm, 104).empty());
+  // A leaf that is not paused: the spine's view holds, and is known.
+  SeriesRef quiet = Counter("pause_leaf_rx_total", {{"switch", "leaf-2"}});
+  SeriesRef spine_view_2 = Counter("pause_rx_total", {{"switch", "leaf-2"}, {"side", "spine"}});
+  Fill(quiet, 101, 104, [](int) { return 7; });
+  Fill(spine_view_2, 101, 104, [](int t) { return t * 5000; });
+  all = EvalAll(storm, 104);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_FALSE(all[0].unknown);
+  EXPECT_EQ(Get(all[0], "switch"), "leaf-2");
+}
+
+TEST_F(ConditionEvalTest, OnlyASeriesYoungerThanTheWindowIsUnknown) {
+  SeriesRef old = Counter("errors_total", {{"host", "h1"}});
+  SeriesRef young = Counter("errors_total", {{"host", "h2"}});
+  store_.Append(old, 1 * kSec, 5);   // long before the window: stale, absent
+  store_.Append(young, 99 * kSec, 5);
+  std::vector<VectorElement> all = EvalAll("increase(errors_total[10s]) > 0", 100);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(Get(all[0], "host"), "h2");
+  EXPECT_TRUE(all[0].unknown);
+  // Aggregations and vector operators carry it; "or" with a known side is known.
+  all = EvalAll("max by (host) (rate(errors_total[10s])) > 1", 100);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_TRUE(all[0].unknown);
+  SeriesRef alive = Gauge("up", {{"host", "h2"}});
+  store_.Append(alive, 99 * kSec, 1);
+  all = EvalAll("rate(errors_total[10s]) > 1 or on(host) up == 1", 100);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_FALSE(all[0].unknown);
+  all = EvalAll("up == 1 and on(host) rate(errors_total[10s]) > 1", 100);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_TRUE(all[0].unknown);
+  // Once the series is as old as the window, one sample in it means absent.
+  EXPECT_TRUE(EvalAll("increase(errors_total[10s]) > 0", 110).empty());
+}
+
 TEST_F(ConditionEvalTest, RateAndIncreaseSurviveACounterReset) {
   SeriesRef r = Counter("bytes_total", {{"host", "h1"}});
   // +100/s, then the driver reloads at t=6 and counts from 0 again at +100/s.

@@ -51,8 +51,16 @@ class ConditionEvalTest : public ::testing::Test {
   void Fill(SeriesRef ref, int from, int to, Fn value_at) {
     for (int t = from; t <= to; ++t) store_.Append(ref, t * kSec, value_at(t));
   }
+  // The known elements (what the Query API shows and what fires).
   std::vector<VectorElement> Eval(std::string_view text, int64_t now_sec,
                                   const ParseEnv& env = {}) {
+    std::vector<VectorElement> out = EvalAll(text, now_sec, env);
+    std::erase_if(out, [](const VectorElement& e) { return e.unknown; });
+    return out;
+  }
+  // Every element, the unknown ones too (a window that does not hold its data yet).
+  std::vector<VectorElement> EvalAll(std::string_view text, int64_t now_sec,
+                                     const ParseEnv& env = {}) {
     auto c = MustParse(text, env);
     if (!c) return {};
     return c->Evaluate(EvalContext{store_, &events_, fabric_.get(), now_sec * kSec});

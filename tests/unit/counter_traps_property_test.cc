@@ -177,7 +177,8 @@ class TraceRunner {
   std::optional<double> Value(const Condition& c, int64_t now) {
     const std::vector<VectorElement> v = c.Evaluate(EvalContext{store_, nullptr, nullptr, now});
     EXPECT_LE(v.size(), 1u);
-    if (v.empty()) return std::nullopt;
+    // An unknown element (the series began inside the window, too few samples) has no value.
+    if (v.empty() || v[0].unknown) return std::nullopt;
     return v[0].value;
   }
 

@@ -138,7 +138,7 @@ TEST_F(CorrelationTest, RelaysAreEvidenceOfTheStormNotDiagnoses) {
   EXPECT_EQ(Culprit(d, "host"), "h1");
   EXPECT_EQ(Culprit(d, "device"), "mlx5_0") << "topology adds the RDMA device to a netdev";
   EXPECT_EQ(Culprit(d, "leaf"), "leaf-a");
-  EXPECT_EQ(d.summary(), "storm from h1 eth0 (16000/s)") << "80000 pauses over the 5 s window";
+  EXPECT_EQ(d.summary(), "storm from h1 eth0 (16,000/s)") << "80000 pauses over the 5 s window";
   EXPECT_EQ(d.location(), "h1 mlx5_0 (rail 0, leaf-a p1, job train-a)");
   EXPECT_TRUE(Active(engine, "relay").empty());
   EXPECT_EQ(d.explains_size(), 3) << "leaf-a up0, leaf-a p2 and spine-0 p1 (2 hops away)";

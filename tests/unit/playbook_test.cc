@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
+#include "engine/diagnosis_text.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "support/ttar.h"
@@ -37,6 +39,22 @@ TEST(LoadPlaybooks, ShippedRulesLoadCleanly) {
   EXPECT_EQ(it->group_by, (std::vector<std::string>{"link"}));
   EXPECT_THAT(it->runbook, HasSubstr("runbooks/link-flap.md"));
   EXPECT_THAT(it->condition->ToString(), HasSubstr("fabric_rdma_link_downed_total[5m]"));
+}
+
+// At 3 AM the first command is the one that confirms the culprit on the culprit (issue 19 item
+// 10): it runs on the culprit's host or switch, not `railwatch diagnoses`.
+TEST(LoadPlaybooks, EveryShippedRunbooksFirstCommandRunsOnTheCulprit) {
+  LoadResult r = LoadPlaybooks({RAILWATCH_RULES_SOURCE_DIR});
+  for (const Playbook& pb : r.playbooks) {
+    std::ifstream in(pb.runbook);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::vector<std::string> commands = RunbookCommands(text);
+    ASSERT_FALSE(commands.empty()) << pb.name << ": no commands in " << pb.runbook;
+    EXPECT_THAT(commands[0], ::testing::AnyOf(HasSubstr("{{host}}"), HasSubstr("{{switch}}"),
+                                              HasSubstr("{{node}}")))
+        << pb.name << ": the first command does not run on the culprit: " << commands[0];
+    EXPECT_FALSE(commands[0].starts_with("railwatch ")) << pb.name;
+  }
 }
 
 TEST(LoadPlaybooks, EveryProblemWithFileLineColumn) {

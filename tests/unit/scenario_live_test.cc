@@ -59,7 +59,8 @@ TEST(LiveLines, FiringSaysWhenWhatWhereWhyAndWhatToDo) {
           "          fabric_pfc_pause_frames_total{host=\"gpu-node-003\",n=\"2\"}  (rate over 3s = "
           "2669.36)\n" +
           indent + "  ... 1 more (railwatch explain bdf8292e359b)\n" + indent +
-          "hurts:    leaf scope, 8 hosts, 32 GPUs stalled, about $16 a minute (job train)\n" +
+          "hurts:    job train stalls; the fault is on 8 hosts (leaf scope): gpu-node-001, "
+                  "gpu-node-002, gpu-node-003 and 5 more; 32 GPUs stalled, about $16 a minute\n" +
           indent + "runbook:  rules/runbooks/pfc-storm.md\n" + indent +
           "  $ railwatch diagnoses\n" + indent + "  $ ssh gpu-node-003 ethtool -S enp56s0np0\n" +
           indent + "  $ c3\n" + indent + "  ... railwatch explain bdf8292e359b shows all\n");
