@@ -25,6 +25,11 @@ void Sender::Connect() {
   SetClientKeepalive(args);
   // A channel of our own (its own connection): a new one is a fresh connection attempt.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  // No bandwidth-delay probing: a batch a second needs no flow-control window tuning, and
+  // with SetClientKeepalive's unlimited pings without data the probe pinged on every read,
+  // which cost the agent about a quarter of its CPU per cycle (issue 19 item 9,
+  // docs/BENCHMARKS.md).
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   channel_ = grpc::CreateCustomChannel(
       options_.server,
       options_.credentials ? options_.credentials : grpc::InsecureChannelCredentials(), args);

@@ -90,5 +90,10 @@ awk -v ne="$ne_ns" -v ag="$ag_ns" -v poll="$poll_ns" -v iv="$INTERVAL_MS" -v nes
   printf "agent RSS: %.1f MB, peak %.1f MB (target <= 20 MB)\n", rss / 1024, hwm / 1024
   # For bench/run: share of one core at this interval (issue 8: at most 0.5% at 1 s).
   printf "FIGURE agent_cpu_percent_of_core %.3f %%\n", ag / (iv * 1e6) * 100
+  # Side by side with node_exporter on the same tree (issue 19 item 9: at most 0.40).
+  printf "FIGURE agent_cpu_per_cycle_ms %.3f ms\n", ag / 1e6
+  printf "FIGURE agent_poll_thread_per_cycle_ms %.3f ms\n", poll / 1e6
+  printf "FIGURE node_exporter_cpu_per_scrape_ms %.3f ms\n", ne / 1e6
+  printf "FIGURE agent_to_node_exporter_ratio %.3f ratio\n", ag / ne
   printf "FIGURE agent_rss_mb %.1f MB\n", hwm / 1024
 }'

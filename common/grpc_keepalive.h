@@ -40,6 +40,9 @@ inline void SetClientKeepalive(grpc::ChannelArguments& args, int time_ms = kKeep
 }
 
 inline void SetServerKeepalive(grpc::ServerBuilder& builder) {
+  // Nor does the server probe the bandwidth-delay product: its BDP pings to each agent (one
+  // batch a second) only woke the agents' stream threads.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
