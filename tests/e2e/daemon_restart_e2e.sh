@@ -75,6 +75,18 @@ test -s "$STATE/diagnoses.json" || fail "no $STATE/diagnoses.json after the diag
 grep -q "\"$ID\"" "$STATE/diagnoses.json" || fail "diagnosis $ID is not in the state file"
 echo "fired: pfc_storm id $ID since $SINCE"
 
+# dump_pause_series: what the daemon holds of the switches' received pauses, for a failure.
+dump_pause_series() {
+  "$CLI" --server="$GRPC" series --json --range=20s \
+    'fabric_pfc_pause_frames_total{switch!="",direction="rx",priority="3"}' >"$WORK/rx-series.json" || true
+  "$PY" - "$WORK/rx-series.json" <<'PY' || true
+import json, sys
+for s in json.load(open(sys.argv[1])).get("series", []):
+    pts = s.get("points", [])
+    print(json.dumps({k: v for k, v in s.items() if k != "points"}), json.dumps(pts[-6:]))
+PY
+}
+
 # restart SIGNAL N: stops railwatchd with SIGNAL, starts it again on the same state dir, and
 # checks it carried the incident on without announcing it again.
 restart() {
@@ -97,6 +109,7 @@ restart() {
   wait_for 30 "the agents back after restart $n" all_connected 2 2
   sleep 8
   if grep "FIRING pfc_storm" "$WORK/daemon.log"; then
+    dump_pause_series
     fail "restart $n ($signal): the daemon announced pfc_storm again (FIRING in its log)"
   fi
   scrape "$WORK/m.txt"
