@@ -16,6 +16,7 @@
 #include "collectors/rdma_sysfs_collector.h"
 #include "common/logging.h"
 #include "common/program.h"
+#include "common/shipped_data.h"
 #include "common/signals.h"
 #include "gnmi/switch_collector.h"
 
@@ -38,9 +39,10 @@ ABSL_FLAG(std::string, gnmi_targets, "",
 ABSL_FLAG(std::string, topology, "",
           "--role=switch: topology file (YAML, docs/TOPOLOGY.md); the LLDP neighbours the "
           "switches report are checked against it (fabric_lldp_neighbor_mismatch)");
-ABSL_FLAG(std::string, gnmi_profiles, RAILWATCH_GNMI_PROFILES_DIR,
-          "--role=switch: directory of gNMI path profiles (<name>.yaml); when the installed "
-          "directory does not exist, the source tree's profiles/gnmi");
+ABSL_FLAG(std::string, gnmi_profiles, "",
+          "--role=switch: directory of gNMI path profiles (<name>.yaml); empty: the shipped "
+          "profiles ($RAILWATCH_SHARE_DIR/profiles/gnmi, share/railwatch/profiles/gnmi beside "
+          "this program, the installed ones, else the source tree's)");
 ABSL_FLAG(std::string, hostname, "", "host label for every series (default: this host's name)");
 ABSL_FLAG(std::string, agent_id, "", "agent identity (default: the hostname)");
 ABSL_FLAG(std::string, sysfs_root, "/sys",
@@ -181,10 +183,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     std::string profiles = absl::GetFlag(FLAGS_gnmi_profiles);
-    if (!std::filesystem::is_directory(profiles) &&
-        std::filesystem::is_directory(RAILWATCH_SOURCE_GNMI_PROFILES_DIR)) {
-      profiles = RAILWATCH_SOURCE_GNMI_PROFILES_DIR;
-    }
+    if (profiles.empty()) profiles = railwatch::ShippedPath("profiles/gnmi");
     railwatch::GnmiSwitchCollector::Options gnmi;
     gnmi.self_labels = {{"agent", options.agent_id}};
     gnmi.channel.backoff.initial = absl::GetFlag(FLAGS_backoff_initial);

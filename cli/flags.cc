@@ -8,6 +8,7 @@
 #include "absl/flags/reflection.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/shipped_data.h"
 
 ABSL_FLAG(std::string, server, "",
           "railwatchd's gRPC address (default $RAILWATCH_SERVER, else 127.0.0.1:9740)");
@@ -44,10 +45,11 @@ ABSL_FLAG(bool, jobs, false, "topology: list the jobs");
 ABSL_FLAG(std::string, format, "auto",
           "gnmi decode: auto, protojson, prototext, gnmic-json, gnmic-event, gnmi-cli, gnmic-debug");
 ABSL_FLAG(std::string, profile, "", "gnmi decode: a profile name or a profile .yaml file");
-ABSL_FLAG(std::string, profiles_dir, RAILWATCH_GNMI_PROFILES_DIR,
-          "gnmi decode: where --profile=NAME is looked up");
-ABSL_FLAG(std::string, rules, RAILWATCH_DEFAULT_RULES,
-          "rules validate|list|describe: playbooks read when no path is given");
+ABSL_FLAG(std::string, profiles_dir, "",
+          "gnmi decode: where --profile=NAME is looked up (default: the shipped profiles)");
+ABSL_FLAG(std::string, rules, "",
+          "rules validate|list|describe: playbooks read when no path is given (default: the "
+          "shipped playbooks, as railwatchd finds them)");
 
 namespace railwatch {
 namespace {
@@ -159,7 +161,9 @@ CliOptions OptionsFromFlags() {
   o.gnmi_format = absl::GetFlag(FLAGS_format);
   o.gnmi_profile = absl::GetFlag(FLAGS_profile);
   o.gnmi_profiles_dir = absl::GetFlag(FLAGS_profiles_dir);
+  if (o.gnmi_profiles_dir.empty()) o.gnmi_profiles_dir = ShippedPath("profiles/gnmi");
   o.rules_dir = absl::GetFlag(FLAGS_rules);
+  if (o.rules_dir.empty()) o.rules_dir = ShippedPath("rules");
   return o;
 }
 

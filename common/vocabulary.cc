@@ -1,5 +1,7 @@
 #include "common/vocabulary.h"
 
+#include <algorithm>
+
 #include "absl/container/flat_hash_map.h"
 
 namespace railwatch {
@@ -523,6 +525,18 @@ std::string_view MetricHelp(std::string_view name) {
     if (s.name == name) return s.help;
   }
   return {};
+}
+
+std::span<const std::string_view> SeriesNames() {
+  static const std::vector<std::string_view> kNames = [] {
+    std::vector<std::string_view> names;
+    for (const MetricSpec& m : CanonicalMetrics()) names.push_back(m.name);
+    for (const SelfMetricSpec& m : AgentSelfMetrics()) names.push_back(m.name);
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
+  }();
+  return kNames;
 }
 
 }  // namespace railwatch

@@ -67,4 +67,8 @@ std::span<const SelfMetricSpec> AgentSelfMetrics();
 // The HELP text of a canonical or agent self-metric; empty when `name` is neither.
 std::string_view MetricHelp(std::string_view name);
 
+// Every name an agent can send, canonical series and agent self-metrics, sorted: the names a
+// playbook condition may read (engine/playbook.h checks them when it loads).
+std::span<const std::string_view> SeriesNames();
+
 }  // namespace railwatch

@@ -8,6 +8,7 @@
 #include "absl/synchronization/notification.h"
 #include "common/logging.h"
 #include "common/program.h"
+#include "common/shipped_data.h"
 #include "common/signals.h"
 #include "daemon/daemon.h"
 
@@ -15,8 +16,10 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:9740",
           "gRPC address for agents (Ingest) and clients (Query); port 0 picks a free port");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9741",
           "address of the Prometheus /metrics endpoint; port 0 picks a free port");
-ABSL_FLAG(std::string, rules, RAILWATCH_DEFAULT_RULES,
-          "comma-separated playbook files or directories");
+ABSL_FLAG(std::string, rules, "",
+          "comma-separated playbook files or directories; empty: the shipped playbooks "
+          "($RAILWATCH_SHARE_DIR/rules, <prefix>/share/railwatch/rules beside this program, "
+          "the installed ones, else the source tree's)");
 ABSL_FLAG(absl::Duration, eval_interval, absl::Seconds(1),
           "how often every playbook is evaluated (they are also evaluated on new data)");
 ABSL_FLAG(int, rule_threads, 0,
@@ -132,6 +135,7 @@ int main(int argc, char** argv) {
   options.query_tokens = absl::GetFlag(FLAGS_query_tokens);
   options.allow_unauthenticated = absl::GetFlag(FLAGS_allow_unauthenticated);
   options.rules = absl::StrSplit(absl::GetFlag(FLAGS_rules), ',', absl::SkipEmpty());
+  if (options.rules.empty()) options.rules = {railwatch::ShippedPath("rules")};
   options.eval_interval = absl::GetFlag(FLAGS_eval_interval);
   options.rule_threads = std::max(0, absl::GetFlag(FLAGS_rule_threads));
   options.retention_samples = static_cast<size_t>(std::max(2, absl::GetFlag(FLAGS_retention)));

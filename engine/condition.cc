@@ -100,12 +100,27 @@ class Parser {
            std::find(std::begin(kOps), std::end(kOps), Peek().text) != std::end(kOps);
   }
 
-  std::nullptr_t Error(size_t offset, std::string message) {
+  std::nullptr_t Error(size_t offset, std::string message, std::string code = {}) {
     if (!failed_) {
-      err_ = {offset, std::move(message)};
+      err_ = {offset, std::move(message), std::move(code)};
       failed_ = true;
     }
     return nullptr;
+  }
+  // A metric the environment's vocabulary does not have (when it has one).
+  bool CheckMetricName(const Token& name) {
+    if (env_.metric_names.empty() ||
+        std::binary_search(env_.metric_names.begin(), env_.metric_names.end(),
+                           std::string_view(name.text))) {
+      return true;
+    }
+    const std::string near = cond::SuggestName(name.text, env_.metric_names);
+    Error(name.offset,
+          absl::StrCat("no agent sends a series named '", name.text, "'",
+                       near.empty() ? "" : absl::StrCat(" (did you mean '", near, "'?)"),
+                       "; the series are listed by `railwatch metrics` and in docs/METRICS.md"),
+          "unknown-metric");
+    return false;
   }
   // "expected X, found Y" at the next token.
   std::nullptr_t Expected(std::string_view what) {
@@ -319,6 +334,7 @@ class Parser {
       return Error(tok.offset,
                    "events can only be counted: count_over_time(events{kind=\"...\"}[5m])");
     }
+    if (!CheckMetricName(tok)) return nullptr;
     std::optional<Selector> sel = ParseSelector();
     if (!sel) return nullptr;
     if (IsPunct("[")) {
@@ -346,10 +362,12 @@ class Parser {
     if (!node) {
       // Nested macros name each level; a cycle's message is already complete.
       if (inner.message.starts_with("macro cycle") || inner.message.starts_with("in macro")) {
-        return Error(use.offset, inner.message);
+        return Error(use.offset, inner.message, inner.code);
       }
-      return Error(use.offset, absl::StrCat("in macro '", name, "' (at offset ", inner.offset,
-                                            " of its text): ", inner.message));
+      return Error(use.offset,
+                   absl::StrCat("in macro '", name, "' (at offset ", inner.offset,
+                                " of its text): ", inner.message),
+                   inner.code);
     }
     return node;
   }
@@ -386,6 +404,7 @@ class Parser {
         return Expected(absl::StrCat("a series selector with a range, as in ", fn.text,
                                      "(name[5m])"));
       }
+      if (!CheckMetricName(Peek())) return nullptr;
       std::optional<Selector> sel = ParseSelector();
       if (!sel) return nullptr;
       if (!IsPunct("[")) {
@@ -657,7 +676,7 @@ absl::StatusOr<std::unique_ptr<Condition>> ParseCondition(std::string_view text,
   if (Tokenize(text, tokens, err)) {
     root = Parser(std::move(tokens), env, {}, err).ParseAll();
     if (root && root->constant()) {
-      err = {0, "the condition is a constant; it must read series or events"};
+      err = {0, "the condition is a constant; it must read series or events", {}};
       root = nullptr;
     }
   }

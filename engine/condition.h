@@ -111,11 +111,19 @@ class Condition {
 struct ParseEnv {
   std::map<std::string, std::string, std::less<>> macros;
   std::map<std::string, std::vector<std::string>, std::less<>> lists;
+  // When not empty, the only metric names a selector may use, sorted: a playbook loaded from
+  // files gets the series agents can send (CanonicalMetricNames() in common/vocabulary.h), so
+  // that a misspelt name is an error with the nearest one suggested instead of a condition
+  // that never matches anything.
+  std::vector<std::string_view> metric_names;
 };
 
 struct ConditionError {
   size_t offset = 0;  // byte offset into the condition text
   std::string message;
+  // A stable identifier for what is wrong when it is more than a syntax error:
+  // "unknown-metric". Empty: "bad-condition".
+  std::string code;
 };
 
 // Parses a condition; on failure the error says where and what was expected. An error inside

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <regex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -330,5 +331,9 @@ bool IsOtherFunction(std::string_view name);
 bool IsReserved(std::string_view name);
 // The closest function name when one is close enough to be a typo, else "".
 std::string SuggestFunction(std::string_view name);
+// The closest of `names` to `name` when it is close enough to be a typo (fewer edits than
+// `max_distance`; 0: a quarter of the name's length, at least 3); empty otherwise.
+std::string SuggestName(std::string_view name, std::span<const std::string_view> names,
+                        size_t max_distance = 0);
 
 }  // namespace railwatch::cond

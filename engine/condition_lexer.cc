@@ -53,7 +53,7 @@ bool Tokenize(std::string_view s, std::vector<Token>& out, ConditionError& err) 
       } else if (ParseDuration(text).ok()) {
         out.push_back({Tok::kDuration, std::move(text), start});
       } else {
-        err = {start, absl::StrCat("'", text, "' is neither a number nor a duration")};
+        err = {start, absl::StrCat("'", text, "' is neither a number nor a duration"), {}};
         return false;
       }
       continue;
@@ -87,7 +87,7 @@ bool Tokenize(std::string_view s, std::vector<Token>& out, ConditionError& err) 
         }
       }
       if (!closed) {
-        err = {start, "unterminated string"};
+        err = {start, "unterminated string", {}};
         return false;
       }
       out.push_back({Tok::kString, std::move(value), start});
@@ -101,7 +101,7 @@ bool Tokenize(std::string_view s, std::vector<Token>& out, ConditionError& err) 
       continue;
     }
     if (std::string_view("(){}[],<>=+-*/").find(c) == std::string_view::npos) {
-      err = {start, absl::StrCat("unexpected character '", std::string(1, c), "'")};
+      err = {start, absl::StrCat("unexpected character '", std::string(1, c), "'"), {}};
       return false;
     }
     out.push_back({Tok::kPunct, std::string(1, c), start});

@@ -2,6 +2,7 @@
 // metric may not be called, and the "did you mean" suggestion for a misspelt function.
 #include <algorithm>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -83,9 +84,17 @@ std::string SuggestFunction(std::string_view name) {
   for (const RangeFnEntry& f : kRangeFns) all.push_back(f.name);
   for (const AggEntry& a : kAggs) all.push_back(a.name);
   all.insert(all.end(), std::begin(kOtherFns), std::end(kOtherFns));
+  return SuggestName(name, all, 3);
+}
+
+std::string SuggestName(std::string_view name, std::span<const std::string_view> names,
+                        size_t max_distance) {
+  // A misspelt metric differs in a letter or two, or in a word's form (frame/frames,
+  // _total missing): by default up to a quarter of the name, at least 2.
+  size_t best_distance =
+      max_distance > 0 ? max_distance : std::max<size_t>(3, name.size() / 4 + 1);
   std::string_view best;
-  size_t best_distance = 3;
-  for (std::string_view candidate : all) {
+  for (std::string_view candidate : names) {
     const size_t d = EditDistance(name, candidate);
     if (d < best_distance) {
       best_distance = d;

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/text.h"
+#include "common/vocabulary.h"
 #include "engine/yaml_documents.h"
 #include "yaml-cpp/yaml.h"
 
@@ -445,16 +446,20 @@ class ItemLoader {
 };
 
 // Parses every condition with every list and macro known; moves good playbooks to `out`.
-void Finish(Collected& c, LoadResult& out) {
+void Finish(Collected& c, LoadResult& out, const PlaybookLoadOptions& options) {
   ParseEnv env;
   env.lists = c.lists;
+  if (options.check_metric_names) {
+    const std::span<const std::string_view> names = SeriesNames();
+    env.metric_names.assign(names.begin(), names.end());
+  }
   for (const PendingMacro& m : c.macros) env.macros[m.name] = m.text;
   // A macro that does not parse is reported where it is defined, once.
   for (const PendingMacro& m : c.macros) {
     ConditionError err;
     if (!ParseCondition(m.text, env, &err).ok()) {
       out.problems.push_back({LoadProblem::Level::kError, m.file, m.mark.line + 1,
-                              m.mark.column + 1, "bad-macro",
+                              m.mark.column + 1, err.code.empty() ? "bad-macro" : err.code,
                               absl::StrCat("macro \"", m.name, "\": ", err.message)});
     }
   }
@@ -473,7 +478,7 @@ void Finish(Collected& c, LoadResult& out) {
                         err.offset, ")");
       }
       out.problems.push_back({LoadProblem::Level::kError, pp.file, pp.condition_mark.line + 1,
-                              col, "bad-condition", msg});
+                              col, err.code.empty() ? "bad-condition" : err.code, msg});
       continue;
     }
     pp.pb.condition = std::move(*cond);
@@ -498,7 +503,8 @@ void Finish(Collected& c, LoadResult& out) {
 
 }  // namespace
 
-void LoadPlaybooksFromString(const std::string& text, const std::string& file, LoadResult& out) {
+void LoadPlaybooksFromString(const std::string& text, const std::string& file, LoadResult& out,
+                             const PlaybookLoadOptions& options) {
   Collected c;
   ItemLoader loader(file, out, c);
   try {
@@ -507,10 +513,11 @@ void LoadPlaybooksFromString(const std::string& text, const std::string& file, L
     out.problems.push_back({LoadProblem::Level::kError, file, e.mark.line + 1, e.mark.column + 1,
                             "yaml-syntax", e.msg});
   }
-  Finish(c, out);
+  Finish(c, out, options);
 }
 
-LoadResult LoadPlaybooks(const std::vector<std::string>& paths) {
+LoadResult LoadPlaybooks(const std::vector<std::string>& paths,
+                         const PlaybookLoadOptions& options) {
   LoadResult out;
   Collected c;
   for (const std::string& path : paths) {
@@ -547,7 +554,7 @@ LoadResult LoadPlaybooks(const std::vector<std::string>& paths) {
       }
     }
   }
-  Finish(c, out);
+  Finish(c, out, options);
   return out;
 }
 

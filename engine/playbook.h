@@ -85,9 +85,18 @@ struct LoadResult {
 // editing its file: `override: {condition: append, tags: append, for: replace, ...}` (or an
 // item that gives only `enabled:`). Lists and macros may be used by any file, before or after
 // their definition; conditions are parsed once every file is read.
-LoadResult LoadPlaybooks(const std::vector<std::string>& paths);
+//
+// A condition may only read series that agents send (common/vocabulary.h: SeriesNames()): a
+// misspelt name is an error[unknown-metric] at its column, with the nearest name suggested.
+struct PlaybookLoadOptions {
+  // Off only for tests of the engine's mechanics that use made-up series names.
+  bool check_metric_names = true;
+};
+LoadResult LoadPlaybooks(const std::vector<std::string>& paths,
+                         const PlaybookLoadOptions& options = {});
 
 // Loads one document given as text; `file` is used in messages and to resolve runbooks.
-void LoadPlaybooksFromString(const std::string& text, const std::string& file, LoadResult& out);
+void LoadPlaybooksFromString(const std::string& text, const std::string& file, LoadResult& out,
+                             const PlaybookLoadOptions& options = {});
 
 }  // namespace railwatch

@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/shipped_data.h"
 #include "common/text.h"
 #include "sim/runner.h"
 #include "sim/runner_flags.h"
@@ -55,9 +56,9 @@ bool Executable(const std::string& path) {
   return !path.empty() && access(path.c_str(), X_OK) == 0;
 }
 
-// Defaults found from this binary: the build tree (sim/railwatch-sim beside daemon/ and agent/,
-// playbooks and profiles from the source tree) or an installation (one bin/ directory, the
-// share/railwatch directory).
+// Defaults found from this binary: the programs of the build tree (sim/railwatch-sim beside
+// daemon/ and agent/) or of an installation (one bin/ directory); the playbooks, profiles and
+// baseline script where every program finds shipped data (common/shipped_data.h).
 void FindDefaults(RunOptions& o) {
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
@@ -68,18 +69,15 @@ void FindDefaults(RunOptions& o) {
     o.agent = fs::weakly_canonical(dir / "../agent/railwatch-agent", ec).string();
     o.cli = fs::weakly_canonical(dir / "../cli/railwatch", ec).string();
     o.loadgen = fs::weakly_canonical(dir / "../bench/railwatch-loadgen", ec).string();
-    o.rules = RAILWATCH_SOURCE_DIR "/rules";
-    o.gnmi_profiles = RAILWATCH_SOURCE_DIR "/profiles/gnmi";
-    o.baseline_script = RAILWATCH_SOURCE_DIR "/sim/baseline/baseline.py";
   } else {
     o.daemon = (dir / "railwatchd").string();
     o.agent = (dir / "railwatch-agent").string();
     o.cli = (dir / "railwatch").string();
     o.loadgen = (dir / "railwatch-loadgen").string();
-    o.rules = RAILWATCH_SHARE_DIR "/rules";
-    o.gnmi_profiles = RAILWATCH_SHARE_DIR "/profiles/gnmi";
-    o.baseline_script = RAILWATCH_SHARE_DIR "/baseline/baseline.py";
   }
+  o.rules = ShippedPath("rules");
+  o.gnmi_profiles = ShippedPath("profiles/gnmi");
+  o.baseline_script = ShippedPath("baseline/baseline.py");
 }
 
 // Whether the agent reads the simulator's ethtool dumps (--ethtool_dumps), from its --helpfull.

@@ -1,12 +1,62 @@
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
 #include "common/backoff.h"
 #include "common/labels.h"
 #include "common/metrics_doc.h"
+#include "common/shipped_data.h"
 #include "common/text.h"
 #include "common/vocabulary.h"
 #include "gtest/gtest.h"
 
 namespace railwatch {
 namespace common_test {
+
+// Issue 20: one way for every program to find the shipped playbooks, profiles and baseline.
+TEST(ShippedData, FirstShareRootThatHasItThenTheSourceTreeThenTheInstalledPath) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(::testing::TempDir()) / "shipped_data_test";
+  fs::remove_all(root);
+  const std::string env = (root / "env").string(), prefix = (root / "usr/share/railwatch").string(),
+                    source = (root / "src").string();
+  fs::create_directories(root / "env/rules");
+  fs::create_directories(root / "usr/share/railwatch/rules");
+  fs::create_directories(root / "usr/share/railwatch/profiles/gnmi");
+  fs::create_directories(root / "src/profiles/gnmi");
+  fs::create_directories(root / "src/sim/baseline");
+  std::ofstream(root / "src/sim/baseline/baseline.py") << "#\n";
+
+  // The first root that has it wins, before the source tree.
+  EXPECT_EQ(FindShippedPath("rules", {env, prefix}, source, "x"), env + "/rules");
+  EXPECT_EQ(FindShippedPath("profiles/gnmi", {env, prefix}, source, "x"),
+            prefix + "/profiles/gnmi");
+  // Only the source tree has it; the baseline script is under sim/ there.
+  EXPECT_EQ(FindShippedPath("baseline/baseline.py", {env, prefix}, source, "x"),
+            source + "/sim/baseline/baseline.py");
+  // Nowhere: the fallback, so that the caller's error names where it was expected.
+  EXPECT_EQ(FindShippedPath("nothing", {env, prefix}, source, "/usr/share/railwatch/nothing"),
+            "/usr/share/railwatch/nothing");
+  EXPECT_EQ(FindShippedPath("rules", {}, "", "fallback"), "fallback");
+  fs::remove_all(root);
+}
+
+TEST(ShippedData, TheEnvironmentVariableFirstThenThisBuildsSourceTree) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(::testing::TempDir()) / "shipped_data_env";
+  fs::remove_all(root);
+  fs::create_directories(root / "rules");
+  ASSERT_EQ(setenv("RAILWATCH_SHARE_DIR", root.c_str(), 1), 0);
+  EXPECT_EQ(ShippedPath("rules"), (root / "rules").string());
+  EXPECT_EQ(ShippedPathCandidates("rules").front(), (root / "rules").string());
+  ASSERT_EQ(unsetenv("RAILWATCH_SHARE_DIR"), 0);
+  // A test binary runs from its build tree, with nothing installed beside it: the source
+  // tree's playbooks, which hold the shipped pfc-storm.yaml.
+  const std::string rules = ShippedPath("rules");
+  EXPECT_TRUE(fs::exists(fs::path(rules) / "pfc-storm.yaml")) << rules;
+  EXPECT_EQ(ShippedPathCandidates("rules").back(), rules);
+  fs::remove_all(root);
+}
 
 TEST(ParseDuration, PrometheusForms) {
   EXPECT_EQ(*ParseDuration("250ms"), absl::Milliseconds(250));

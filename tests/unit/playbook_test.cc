@@ -14,7 +14,9 @@
 namespace railwatch {
 namespace playbook_test {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(LoadPlaybooks, ShippedRulesLoadCleanly) {
   LoadResult r = LoadPlaybooks({RAILWATCH_RULES_SOURCE_DIR});
@@ -78,7 +80,8 @@ TEST(LoadPlaybooks, EveryProblemWithFileLineColumn) {
       "  desc: z\n"                                          // 17
       "  runbook: https://runbooks.example/z\n";             // 18
   LoadResult r;
-  LoadPlaybooksFromString(text, "test.yaml", r);
+  // Made-up series names: the vocabulary check has its own test below.
+  LoadPlaybooksFromString(text, "test.yaml", r, {.check_metric_names = false});
   ASSERT_EQ(r.playbooks.size(), 1u);
   EXPECT_EQ(r.playbooks[0].name, "good");
   EXPECT_FALSE(r.ok());
@@ -93,6 +96,55 @@ TEST(LoadPlaybooks, EveryProblemWithFileLineColumn) {
   EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:14:3: warning[unknown-key]")));
   EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:16:3: error[missing-key]")));
   EXPECT_EQ(got.size(), 5u) << ::testing::PrintToString(got);
+}
+
+// Issue 20: a condition that names a series no agent sends would load and never fire. It is an
+// error at the name's column, with the nearest series name when one is close; a macro's is
+// reported where the macro is defined and where a playbook uses it.
+TEST(LoadPlaybooks, ASeriesNoAgentSendsIsAnErrorWithTheNearestName) {
+  const std::string text =
+      "- playbook: typo\n"                                                         // 1
+      "  desc: x\n"                                                                // 2
+      "  condition: rate(fabric_pfc_pause_frame_total{direction=\"tx\"}[3s]) > 1\n"  // 3
+      "  runbook: https://runbooks.example/x\n"                                    // 4
+      "- macro: link_is_down\n"                                                    // 5
+      "  condition: fabric_rdma_port_stat < 4\n"                                   // 6
+      "- playbook: uses_macro\n"                                                   // 7
+      "  desc: y\n"                                                                // 8
+      "  condition: link_is_down\n"                                                // 9
+      "  runbook: https://runbooks.example/y\n"                                    // 10
+      "- playbook: custom\n"                                                       // 11
+      "  desc: z\n"                                                                // 12
+      "  condition: my_own_gpu_temperature > 90\n"                                 // 13
+      "  runbook: https://runbooks.example/z\n"                                    // 14
+      "- playbook: fine\n"                                                         // 15
+      "  desc: w\n"                                                                // 16
+      "  condition: max_over_time(railwatch_collector_success[1m]) == 0\n"         // 17
+      "  runbook: https://runbooks.example/w\n";                                   // 18
+  LoadResult r;
+  LoadPlaybooksFromString(text, "test.yaml", r);
+  ASSERT_EQ(r.playbooks.size(), 1u);
+  EXPECT_EQ(r.playbooks[0].name, "fine");  // an agent self-metric is a series agents send
+  std::vector<std::string> got;
+  for (const LoadProblem& p : r.problems) got.push_back(p.ToString());
+  EXPECT_THAT(got, ::testing::Contains(AllOf(
+                       HasSubstr("test.yaml:3:19: error[unknown-metric]"),
+                       HasSubstr("'fabric_pfc_pause_frame_total'"),
+                       HasSubstr("did you mean 'fabric_pfc_pause_frames_total'?"))));
+  EXPECT_THAT(got, ::testing::Contains(AllOf(HasSubstr("test.yaml:6:14: error[unknown-metric]"),
+                                             HasSubstr("did you mean 'fabric_rdma_port_state'?"))));
+  EXPECT_THAT(got, ::testing::Contains(AllOf(HasSubstr("test.yaml:9:14: error[unknown-metric]"),
+                                             HasSubstr("in macro 'link_is_down'"))));
+  EXPECT_THAT(got, ::testing::Contains(AllOf(HasSubstr("test.yaml:13:14: error[unknown-metric]"),
+                                             HasSubstr("'my_own_gpu_temperature'"),
+                                             Not(HasSubstr("did you mean")))));
+  EXPECT_EQ(got.size(), 4u) << ::testing::PrintToString(got);
+
+  // The same text with the check off (tests of the engine's mechanics) loads every playbook.
+  LoadResult unchecked;
+  LoadPlaybooksFromString(text, "test.yaml", unchecked, {.check_metric_names = false});
+  EXPECT_EQ(unchecked.playbooks.size(), 4u);
+  EXPECT_TRUE(unchecked.ok());
 }
 
 TEST(LoadPlaybooks, YamlSyntaxErrorHasPosition) {
@@ -125,7 +177,7 @@ TEST(LoadPlaybooks, DuplicateAcrossFilesAndMissingRunbook) {
   std::ofstream(dir.path() + "/a.yaml") << item;
   std::ofstream(dir.path() + "/b.yml") << item;
   std::ofstream(dir.path() + "/notes.txt") << "not a rules file";
-  LoadResult r = LoadPlaybooks({dir.path()});
+  LoadResult r = LoadPlaybooks({dir.path()}, {.check_metric_names = false});
   EXPECT_EQ(r.playbooks.size(), 1u);
   int duplicate = 0, missing_runbook = 0;
   for (const LoadProblem& p : r.problems) {

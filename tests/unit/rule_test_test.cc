@@ -323,11 +323,11 @@ TEST(RulesCommandTest, ValidateReportsEveryProblem) {
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/bad.yaml") << "- playbook: broken\n"
                                       "  desc: x\n"
-                                      "  condition: rate(x[5m]) >\n"
+                                      "  condition: rate(fabric_rdma_link_downed_total[5m]) >\n"
                                       "  runbook: https://example.com/x\n"
                                       "- playbook: loud\n"
                                       "  desc: x\n"
-                                      "  condition: x > 1\n"
+                                      "  condition: fabric_rdma_port_state > 1\n"
                                       "  severity: loud\n"
                                       "  runbook: https://example.com/x\n";
   CliResult r = RunCli({"rules", "validate", dir});
@@ -335,6 +335,24 @@ TEST(RulesCommandTest, ValidateReportsEveryProblem) {
   EXPECT_THAT(r.out, AllOf(HasSubstr(dir + "/bad.yaml:3:"), HasSubstr("error[bad-condition]"),
                            HasSubstr(dir + "/bad.yaml:8:13: error[bad-severity]"),
                            HasSubstr("2 errors, 0 warnings in " + dir)));
+}
+
+// Issue 20: a condition that reads a series no agent sends never fires; validate says so,
+// where, and what was probably meant.
+TEST(RulesCommandTest, ValidateRejectsASeriesNoAgentSends) {
+  const std::string dir = ::testing::TempDir() + "/rules_validate_typo";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/typo.yaml") << "- playbook: typo\n"
+                                       "  desc: x\n"
+                                       "  condition: increase(fabric_rdma_link_down_total[5m]) > 0\n"
+                                       "  runbook: https://example.com/x\n";
+  CliResult r = RunCli({"rules", "validate", dir});
+  EXPECT_EQ(r.code, kExitInvalid) << r.out << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr(dir + "/typo.yaml:3:23: error[unknown-metric]"),
+                           HasSubstr("'fabric_rdma_link_down_total'"),
+                           HasSubstr("did you mean 'fabric_rdma_link_downed_total'?"),
+                           HasSubstr("1 error, 0 warnings in " + dir)))
+      << r.out;
 }
 
 TEST(RulesCommandTest, ListsPlaybooks) {
