@@ -11,7 +11,7 @@
 #include "cli/query_commands.h"
 #include "cli/table.h"
 #include "common/text.h"
-#include "exporters/fabric_collectable.h"
+#include "engine/diagnosis_text.h"
 
 namespace railwatch {
 namespace {

@@ -16,7 +16,7 @@
 #include "cli/table.h"
 #include "common/backoff.h"
 #include "common/text.h"
-#include "exporters/fabric_collectable.h"
+#include "engine/diagnosis_text.h"
 
 namespace railwatch {
 namespace {

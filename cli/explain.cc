@@ -12,7 +12,6 @@
 #include "engine/diagnosis_text.h"
 #include "cli/query_commands.h"
 #include "common/text.h"
-#include "exporters/fabric_collectable.h"
 
 namespace railwatch {
 namespace {

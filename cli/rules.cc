@@ -15,7 +15,7 @@
 #include "engine/playbook.h"
 #include "engine/rule_test.h"
 #include "engine/yaml_documents.h"
-#include "exporters/fabric_collectable.h"
+#include "engine/diagnosis_text.h"
 #include "nlohmann/json.hpp"
 #include "yaml-cpp/yaml.h"
 

@@ -11,7 +11,6 @@
 #include "absl/strings/strip.h"
 #include "common/text.h"
 #include "engine/diagnosis_text.h"
-#include "exporters/fabric_collectable.h"
 #include "nlohmann/json.hpp"
 #include "topology/fabric_map.h"
 

@@ -20,6 +20,7 @@
 #include "daemon/tls.h"
 #include "engine/engine.h"
 #include "exporters/daemon_metrics.h"
+#include "engine/diagnosis_text.h"
 #include "exporters/fabric_collectable.h"
 #include "exporters/metrics_server.h"
 #include "exporters/store_exposition.h"

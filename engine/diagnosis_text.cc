@@ -213,4 +213,13 @@ std::string DescribeLocation(const Labels& labels) {
   return absl::StrCat(head, " (", absl::StrJoin(where, ", "), ")");
 }
 
+std::string SeverityName(int severity) {
+  switch (severity) {
+    case v1::SEVERITY_CRITICAL: return "critical";
+    case v1::SEVERITY_WARNING: return "warning";
+    case v1::SEVERITY_INFO: return "info";
+    default: return "unspecified";
+  }
+}
+
 }  // namespace railwatch

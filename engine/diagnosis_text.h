@@ -53,4 +53,8 @@ std::string DescribeBlastRadius(const v1::BlastRadius& b);
 // The value of a label, or "" when the set lacks it.
 std::string LabelValue(const Labels& labels, std::string_view name);
 
+// Lower-case severity name (v1::Severity) as labels, alerts and the CLI print it: "critical",
+// "warning", "info", else "unspecified".
+std::string SeverityName(int severity);
+
 }  // namespace railwatch

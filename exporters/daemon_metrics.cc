@@ -3,7 +3,7 @@
 #include <iterator>
 
 #include "common/version.h"
-#include "exporters/fabric_collectable.h"
+#include "engine/diagnosis_text.h"
 
 namespace railwatch {
 namespace {

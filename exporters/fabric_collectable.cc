@@ -6,15 +6,6 @@
 
 namespace railwatch {
 
-std::string SeverityName(int severity) {
-  switch (severity) {
-    case v1::SEVERITY_CRITICAL: return "critical";
-    case v1::SEVERITY_WARNING: return "warning";
-    case v1::SEVERITY_INFO: return "info";
-    default: return "unspecified";
-  }
-}
-
 std::vector<prometheus::MetricFamily> StoreCollectable::Collect() const {
   const int64_t oldest = clock_.NowNanos() - absl::ToInt64Nanoseconds(stale_after_);
   // Ordered by name so that the exposition is stable (golden files, diffs).

@@ -45,7 +45,4 @@ class DiagnosisCollectable final : public prometheus::Collectable {
   const Engine& engine_;
 };
 
-// Lower-case severity name as used in labels and the CLI.
-std::string SeverityName(int severity);
-
 }  // namespace railwatch

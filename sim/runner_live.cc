@@ -8,7 +8,6 @@
 #include "absl/strings/str_join.h"
 #include "cli/format.h"
 #include "engine/diagnosis_text.h"
-#include "exporters/fabric_collectable.h"
 #include "railwatch/v1/query.grpc.pb.h"
 
 namespace railwatch::sim {
