@@ -84,7 +84,6 @@ ABSL_FLAG(int, max_queued_batches, 600,
           "batches kept in memory: with a spool, its newest ones (older ones are read back from "
           "disk); without one, all that is kept while the daemon is unreachable (600 = 10 "
           "minutes at 1 s)");
-ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn or error");
 
 namespace {
 
@@ -119,14 +118,7 @@ railwatch::ProgramInfo AgentProgram() {
 
 int main(int argc, char** argv) {
   static absl::Notification stop;
-  railwatch::NotifyOnTerminationSignal(stop);
-  railwatch::ParseProgramFlags(argc, argv, AgentProgram());
-  railwatch::ApplyProcessDefaults();
-  if (absl::Status s = railwatch::InitLogging("railwatch-agent", absl::GetFlag(FLAGS_log_level));
-      !s.ok()) {
-    fprintf(stderr, "railwatch-agent: %s\n", std::string(s.message()).c_str());
-    return 2;
-  }
+  railwatch::StartProgram(argc, argv, AgentProgram(), stop);
   const std::string role = absl::GetFlag(FLAGS_role);
   if (role != "host" && role != "switch") {
     spdlog::critical("--role={}: expected host or switch", role);

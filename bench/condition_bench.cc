@@ -44,7 +44,7 @@ SeriesStore& Store() {
                            {"host", host},
                            {"port", "1"},
                            {"rail", absl::StrCat(n)}};
-          refs.push_back(s->Intern(Name(m), labels, MetricKind::kCounter));
+          refs.push_back(s->Intern(Name(m), labels, TraitsOf(Name(m), MetricKind::kCounter)));
         }
       }
     }

@@ -22,7 +22,6 @@ ABSL_FLAG(absl::Duration, duration, absl::Seconds(60), "how long to run; 0: unti
 ABSL_FLAG(std::string, host_prefix, "load-", "agent i is host <prefix><5-digit i>");
 ABSL_FLAG(int, threads, 2, "threads driving the streams");
 ABSL_FLAG(int, first_host, 0, "index of the first agent (to split a fleet over processes)");
-ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn or error");
 
 namespace railwatch::loadgen {
 namespace {
@@ -122,8 +121,7 @@ int Main(absl::Notification& stop) {
 
 int main(int argc, char** argv) {
   static absl::Notification stop_signal;
-  railwatch::NotifyOnTerminationSignal(stop_signal);
-  railwatch::ParseProgramFlags(
+  railwatch::StartProgram(
       argc, argv,
       {.name = "railwatch-loadgen",
        .summary = "plays many railwatch host agents over real gRPC Ingest streams (bench/ingest.sh).",
@@ -131,12 +129,7 @@ int main(int argc, char** argv) {
        .groups = {
           {"Load", {"server", "agents", "series", "interval", "duration", "host_prefix", "threads", "first_host"}},
           {"Logging", {"log_level"}},
-       }});
-  railwatch::ApplyProcessDefaults();
-  if (absl::Status s = railwatch::InitLogging("railwatch-loadgen", absl::GetFlag(FLAGS_log_level));
-      !s.ok()) {
-    fprintf(stderr, "railwatch-loadgen: %s\n", std::string(s.message()).c_str());
-    return 2;
-  }
+       }},
+      stop_signal);
   return railwatch::loadgen::Main(stop_signal);
 }

@@ -163,7 +163,8 @@ std::vector<PodSeries> BuildPod(SeriesStore& store, int hosts, int per_nic,
         NormalizeLabels(l);
         const bool counter = s.metric->kind == MetricKind::kCounter;
         series.push_back(
-            {store.Intern(s.metric->name, l, s.metric->kind), Slope(s, h, n), counter});
+            {store.Intern(s.metric->name, l, TraitsOf(s.metric->name, s.metric->kind)),
+             Slope(s, h, n), counter});
       }
     }
   }

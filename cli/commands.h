@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 
@@ -84,5 +85,15 @@ std::string CommandHelp();
 // One command's usage, flags and an example (`railwatch help COMMAND`, `COMMAND --help`);
 // empty for an unknown command.
 std::string CommandUsage(const std::string& command);
+
+// The flags `command` takes (names without "--", sorted): its own and, for a command that
+// asks the daemon, the connection flags. Empty for an unknown command.
+std::vector<std::string> CommandFlags(const std::string& command);
+
+// InvalidArgument naming every flag in `flags_set` (names without "--") that `command` does
+// not take, and what it takes: the CLI exits 2 with it rather than ignore a flag that does
+// not apply. OK for an unknown command (RunCommand reports that).
+absl::Status CheckCommandFlags(const std::string& command,
+                               const std::vector<std::string>& flags_set);
 
 }  // namespace railwatch

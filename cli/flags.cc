@@ -60,8 +60,9 @@ bool IsCliFlag(const absl::CommandLineFlag& flag) {
 }
 
 // Sets one flag from "name" or "name=value" (dashes stripped); a non-boolean flag given
-// without "=" takes the next argument (and moves `i` past it).
-absl::Status SetFlag(absl::string_view text, int& i, int argc, char** argv) {
+// without "=" takes the next argument (and moves `i` past it). Adds the flag's name to `set`.
+absl::Status SetFlag(absl::string_view text, int& i, int argc, char** argv,
+                     std::vector<std::string>& set) {
   const size_t eq = text.find('=');
   absl::string_view name = text.substr(0, eq);
   absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
@@ -86,6 +87,7 @@ absl::Status SetFlag(absl::string_view text, int& i, int argc, char** argv) {
   if (!flag->ParseFrom(value, &error)) {
     return absl::InvalidArgumentError(absl::StrCat("--", flag->Name(), "=", value, ": ", error));
   }
+  set.push_back(std::string(flag->Name()));
   return absl::OkStatus();
 }
 
@@ -117,7 +119,7 @@ absl::StatusOr<CommandLine> ParseCliFlags(int argc, char** argv) {
       line.args = {"version"};
       return line;
     }
-    absl::Status s = SetFlag(arg, i, argc, argv);
+    absl::Status s = SetFlag(arg, i, argc, argv, line.flags_set);
     if (!s.ok()) return s;
   }
   return line;

@@ -12,6 +12,7 @@ struct CommandLine {
   std::vector<std::string> args;  // the command and its arguments, without the flags
   bool help = false;              // --help, -h: the command's usage (exit 0)
   bool helpfull = false;          // --helpfull: every flag
+  std::vector<std::string> flags_set;  // the flags given (names without "--"), in order
 };
 
 // Sets the CLI's flags (cli/flags.cc) from argv. Flags may come before or after the command,

@@ -21,6 +21,14 @@ int main(int argc, char** argv) {
     return railwatch::kExitOk;
   }
   std::vector<std::string> args = line->args;
+  if (!args.empty() && !line->help) {
+    // A flag the command does not take is an error, not silently ignored.
+    if (absl::Status s = railwatch::CheckCommandFlags(args[0], line->flags_set); !s.ok()) {
+      std::cerr << "railwatch " << args[0] << ": " << s.message() << "\n\n"
+                << railwatch::CommandUsage(args[0]);
+      return railwatch::kExitUsage;
+    }
+  }
   if (line->help) {
     // `railwatch --help`, `railwatch COMMAND --help`: that command's usage.
     args.insert(args.begin(), "help");

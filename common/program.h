@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
+
 namespace railwatch {
 
 // One section of --help: a title and the flags shown under it, in this order.
@@ -47,5 +49,13 @@ std::vector<char*> ParseProgramFlags(int argc, char** argv, const ProgramInfo& i
 // Abseil's mutex deadlock detector is off (Debian's libabsl leaves it on and it builds a lock
 // graph on every acquisition); debug and sanitizer builds keep it.
 void ApplyProcessDefaults();
+
+// The start of every long-running program's main, in this order: SIGINT and SIGTERM notify
+// `stop` (before any thread exists, so every thread inherits the blocked signals), the flags
+// are parsed (ParseProgramFlags), ApplyProcessDefaults, and logging is set up from
+// --log_level (a flag of this library: the program lists it under a group of its --help).
+// A bad --log_level prints why and exits 2. Returns the positional arguments, argv[0] first.
+std::vector<char*> StartProgram(int argc, char** argv, const ProgramInfo& info,
+                                absl::Notification& stop);
 
 }  // namespace railwatch

@@ -10,9 +10,27 @@ namespace {
 constexpr MetricKind C = MetricKind::kCounter;
 constexpr MetricKind G = MetricKind::kGauge;
 
+// A counter's bound, from its unit: bytes and bits move at line rate, packets and frames at
+// line rate over the smallest packet on their wire (fabric_rdma_* ports may be InfiniBand, so
+// their packets are IB packets; every other packet or frame counter counts Ethernet frames),
+// pause durations at the clock's rate. Counters in other units (events, errors) are unbounded.
+CounterBound BoundFromUnit(const MetricSpec& spec) {
+  if (spec.kind != MetricKind::kCounter) return CounterBound::kNone;
+  const std::string_view unit = spec.unit;
+  if (unit == "bytes") return CounterBound::kBytes;
+  if (unit == "bits") return CounterBound::kBits;
+  if (unit == "microseconds") return CounterBound::kMicroseconds;
+  if (unit == "packets" || unit == "frames") {
+    return spec.name.starts_with("fabric_rdma_") ? CounterBound::kRdmaPackets
+                                                 : CounterBound::kEthernetFrames;
+  }
+  return CounterBound::kNone;
+}
+
 const std::vector<MetricSpec>& Table() {
   // Names follow the Prometheus conventions: base units, `_total` on counters.
-  static const std::vector<MetricSpec> table = {
+  static const std::vector<MetricSpec> table = [] {
+  std::vector<MetricSpec> table = {
       // IB port counters (PMA), per port.
       {"fabric_rdma_port_transmit_bytes_total", C, "bytes",
        "Bytes transmitted on the RDMA port (IB data counters count 4-byte words; scaled here).",
@@ -439,6 +457,9 @@ const std::vector<MetricSpec>& Table() {
        {}},
       // ---- end of switch (gNMI) block --------------------------------------------------------
   };
+  for (MetricSpec& spec : table) spec.bound = BoundFromUnit(spec);
+  return table;
+  }();
   return table;
 }
 
@@ -454,6 +475,20 @@ const MetricSpec* FindMetric(std::string_view name) {
   }();
   auto it = index->find(name);
   return it == index->end() ? nullptr : it->second;
+}
+
+SeriesTraits TraitsOf(std::string_view name, MetricKind kind, uint32_t width_bits) {
+  SeriesTraits traits{.kind = kind, .width_bits = width_bits};
+  const MetricSpec* spec = FindMetric(name);
+  if (spec == nullptr || spec->kind != kind) return traits;
+  traits.bound = spec->bound;
+  traits.sets_line_rate = name == kPortRateSeries;
+  return traits;
+}
+
+CounterBound CounterBoundOf(std::string_view name) {
+  const MetricSpec* spec = FindMetric(name);
+  return spec == nullptr ? CounterBound::kNone : spec->bound;
 }
 
 std::span<const SelfMetricSpec> AgentSelfMetrics() {

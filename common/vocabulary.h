@@ -9,6 +9,22 @@ namespace railwatch {
 
 enum class MetricKind { kCounter, kGauge };
 
+// How far one step of a counter may go (the store rejects and counts a step above it:
+// store/line_rate.h, docs/STORE.md "Counter semantics"). Each canonical counter declares its
+// own (MetricSpec::bound), from its unit.
+enum class CounterBound : uint8_t {
+  kNone,            // events, errors, requests, ticks, non-canonical counters
+  kBytes,           // line rate
+  kBits,            // 8 x line rate
+  kEthernetFrames,  // line rate / 84 bytes
+  kRdmaPackets,     // line rate / 26 bytes (an RDMA port may be InfiniBand)
+  kMicroseconds,    // 1e6 per second: a pause duration cannot outrun the clock
+};
+
+// The gauge that tells a port's negotiated rate (bytes per second); counters with the same
+// label set are bounded by the fastest rate it has reported.
+inline constexpr std::string_view kPortRateSeries = "fabric_rdma_port_rate_bytes_per_second";
+
 // Where a canonical series comes from in one RDMA sysfs port directory.
 struct SysfsSource {
   // Relative to <root>/class/infiniband/<dev>/ports/<port>/, e.g. "counters/port_xmit_data".
@@ -47,6 +63,8 @@ struct MetricSpec {
   std::vector<EthtoolSource> ethtool = {};
   // Files under <root>/class/net/<netdev>/ (collectors/link_collector.h), e.g. "carrier_changes".
   std::vector<std::string_view> netdev_sysfs = {};
+  // Counters: how far one step may go; set from the unit when the table is built.
+  CounterBound bound = CounterBound::kNone;
 };
 
 // Every canonical fabric series.
@@ -54,6 +72,19 @@ std::span<const MetricSpec> CanonicalMetrics();
 
 // nullptr when `name` is not canonical.
 const MetricSpec* FindMetric(std::string_view name);
+
+// What the series store must know of a series when it is first seen (store/series_store.h,
+// Intern): its kind and width and, for a canonical series, what the vocabulary declares.
+struct SeriesTraits {
+  MetricKind kind = MetricKind::kGauge;
+  uint32_t width_bits = 0;
+  CounterBound bound = CounterBound::kNone;  // counters only
+  bool sets_line_rate = false;  // kPortRateSeries: its samples bound its label set's counters
+};
+SeriesTraits TraitsOf(std::string_view name, MetricKind kind, uint32_t width_bits = 0);
+
+// The bound a canonical counter declares; kNone for a gauge or a name that is not canonical.
+CounterBound CounterBoundOf(std::string_view name);
 
 // What agents report about themselves (railwatch_collector_*, railwatch_gnmi_target_*): the
 // daemon stores these like fabric series and exposes them with this help text.

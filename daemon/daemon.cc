@@ -60,18 +60,20 @@ class LogListener final : public DiagnosisListener {
   DaemonMetrics& metrics_;
 };
 
-// Brings store and engine statistics up to date before the registry is scraped.
+// Brings store, engine and ingest statistics up to date before the registry is scraped.
 class RefreshingRegistry final : public prometheus::Collectable {
  public:
   RefreshingRegistry(std::shared_ptr<prometheus::Registry> registry, DaemonMetrics& metrics,
-                     const SeriesStore& store, const Engine& engine, const AgentRegistry& agents)
+                     const SeriesStore& store, const Engine& engine, const IngestStats& ingest,
+                     const AgentRegistry& agents)
       : registry_(std::move(registry)),
         metrics_(metrics),
         store_(store),
         engine_(engine),
+        ingest_(ingest),
         agents_(agents) {}
   std::vector<prometheus::MetricFamily> Collect() const override {
-    metrics_.Refresh(store_, engine_);
+    metrics_.Refresh(store_, engine_, ingest_);
     metrics_.agents_connected.Set(agents_.Connected());
     return registry_->Collect();
   }
@@ -81,6 +83,7 @@ class RefreshingRegistry final : public prometheus::Collectable {
   DaemonMetrics& metrics_;
   const SeriesStore& store_;
   const Engine& engine_;
+  const IngestStats& ingest_;
   const AgentRegistry& agents_;
 };
 
@@ -120,6 +123,7 @@ struct Daemon::Impl {
   std::unique_ptr<StateDir> state_dir;  // null: diagnoses are not saved
   std::unique_ptr<Engine> engine;
   AgentRegistry agents;
+  IngestStats ingest_stats;  // the ingest service counts, the exporter reads
   std::unique_ptr<LogListener> log_listener;
   std::unique_ptr<AlertmanagerNotifier> alertmanager;  // null without --alertmanager_url
   std::shared_ptr<prometheus::Registry> registry;
@@ -222,7 +226,7 @@ absl::Status Daemon::Start() {
   }
   d.metrics->playbooks_loaded.Set(static_cast<double>(enabled));
   d.self_metrics = std::make_shared<RefreshingRegistry>(d.registry, *d.metrics, *d.store,
-                                                        *d.engine, d.agents);
+                                                        *d.engine, d.ingest_stats, d.agents);
   d.fabric_metrics = std::make_shared<StoreExposition>(*d.store, clock_, options_.stale_after);
   d.diagnosis_metrics = std::make_shared<DiagnosisCollectable>(*d.engine);
   d.agent_metrics = std::make_shared<AgentCollectable>(d.agents);
@@ -256,7 +260,7 @@ absl::Status Daemon::Start() {
   d.auth = std::move(*auth);
   Engine* engine = d.engine.get();
   d.ingest = std::make_unique<IngestService>(
-      IngestService::Deps{*d.store, d.agents, *d.metrics, clock_, [engine] { engine->Poke(); },
+      IngestService::Deps{*d.store, d.agents, d.ingest_stats, clock_, [engine] { engine->Poke(); },
                           d.events.get(), &d.jobs, options_.max_series_per_agent},
       d.auth.get());
   d.watches = std::make_unique<DiagnosisWatchHub>(*d.engine, clock_);

@@ -17,7 +17,7 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1:
  public:
   IngestReactor(grpc::CallbackServerContext* ctx, IngestService::Deps& deps)
       : deps_(deps), ctx_(ctx), stream_(deps, ctx->peer()) {
-    deps_.metrics.streams_opened.Increment();
+    deps_.stats.Add(deps_.stats.streams_opened);
     NewInput();
     StartRead(in_);
   }
@@ -25,7 +25,7 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1:
   void OnReadDone(bool ok) override {
     if (!ok) {
       if (ReadFailedToParse()) {
-        deps_.metrics.ingest_errors.Add({{"reason", "unparsable"}}).Increment();
+        deps_.stats.Count(IngestError::kUnparsable);
         spdlog::warn("ingest from {}: a message that is not a railwatch.v1.AgentMessage",
                      stream_.peer());
         FinishOnce({grpc::StatusCode::INVALID_ARGUMENT,
@@ -67,7 +67,7 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1:
     // Cancelled: the stream ended without its status reaching the agent (the agent vanished or
     // cancelled, the keepalive found the connection dead, or gRPC refused a message over the
     // receive limit with RESOURCE_EXHAUSTED before it reached us).
-    if (ctx_->IsCancelled()) deps_.metrics.streams_aborted.Increment();
+    if (ctx_->IsCancelled()) deps_.stats.Add(deps_.stats.streams_aborted);
     stream_.Close();
     delete this;
   }

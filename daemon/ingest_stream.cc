@@ -27,7 +27,7 @@ grpc::Status IngestStream::Handle(const v1::AgentMessage& message, Reply& reply)
     case v1::AgentMessage::kHello: return HandleHello(message.hello(), reply);
     case v1::AgentMessage::kBatch: return HandleBatch(message.batch(), reply);
     default:
-      deps_.metrics.ingest_errors.Add({{"reason", "empty_message"}}).Increment();
+      deps_.stats.Count(IngestError::kEmptyMessage);
       return {grpc::StatusCode::INVALID_ARGUMENT, "message carries neither hello nor batch"};
   }
 }
@@ -40,11 +40,11 @@ void IngestStream::Close() {
 
 grpc::Status IngestStream::HandleHello(const v1::Hello& hello, Reply& reply) {
   if (hello_seen_) {
-    deps_.metrics.ingest_errors.Add({{"reason", "protocol"}}).Increment();
+    deps_.stats.Count(IngestError::kProtocol);
     return {grpc::StatusCode::FAILED_PRECONDITION, "second hello on one stream"};
   }
   if (hello.agent_id().empty()) {
-    deps_.metrics.ingest_errors.Add({{"reason", "protocol"}}).Increment();
+    deps_.stats.Count(IngestError::kProtocol);
     return {grpc::StatusCode::INVALID_ARGUMENT, "hello without agent_id"};
   }
   hello_seen_ = true;
@@ -59,14 +59,14 @@ grpc::Status IngestStream::HandleHello(const v1::Hello& hello, Reply& reply) {
 
 grpc::Status IngestStream::HandleBatch(const v1::Batch& batch, Reply& reply) {
   if (!hello_seen_) {
-    deps_.metrics.ingest_errors.Add({{"reason", "protocol"}}).Increment();
+    deps_.stats.Count(IngestError::kProtocol);
     return {grpc::StatusCode::FAILED_PRECONDITION, "batch before hello"};
   }
-  deps_.metrics.batches_ingested.Increment();
+  deps_.stats.Add(deps_.stats.batches);
   if (batch.definitions_size() > 0 &&
       series_.size() + static_cast<size_t>(batch.definitions_size()) >
           deps_.max_series_per_stream) {
-    deps_.metrics.ingest_errors.Add({{"reason", "too_many_series"}}).Increment();
+    deps_.stats.Count(IngestError::kTooManySeries);
     return {grpc::StatusCode::RESOURCE_EXHAUSTED,
             absl::StrCat("agent ", agent_id_, " would define ",
                          series_.size() + batch.definitions_size(), " series, over the daemon's "
@@ -75,7 +75,7 @@ grpc::Status IngestStream::HandleBatch(const v1::Batch& batch, Reply& reply) {
   }
   for (const v1::SeriesDefinition& def : batch.definitions()) {
     if (!ValidName(def.name())) {
-      deps_.metrics.ingest_errors.Add({{"reason", "bad_series_name"}}).Increment();
+      deps_.stats.Count(IngestError::kBadSeriesName);
       spdlog::warn("agent {}: series {} has an invalid name \"{}\"; its points are dropped",
                    agent_id_, def.id(), def.name());
       continue;
@@ -87,7 +87,8 @@ grpc::Status IngestStream::HandleBatch(const v1::Batch& batch, Reply& reply) {
     const MetricKind kind =
         def.kind() == v1::SERIES_KIND_COUNTER ? MetricKind::kCounter : MetricKind::kGauge;
     series_.Define(def.id(),
-                   deps_.store.Intern(def.name(), labels, kind, def.width_bits(), def.help()));
+                   deps_.store.Intern(def.name(), labels,
+                                      TraitsOf(def.name(), kind, def.width_bits()), def.help()));
   }
   // The definitions above are taken even from a batch that is a duplicate: they ride on a
   // stream's first write only, and a new stream's first batch may be one that its instance's
@@ -96,7 +97,7 @@ grpc::Status IngestStream::HandleBatch(const v1::Batch& batch, Reply& reply) {
       !deps_.agents.ClaimSequence(agent_id_, instance_id_, batch.sequence())) {
     // Already stored (a replay after a lost ack), or being stored by this instance's other
     // stream: acknowledge it, store nothing twice.
-    deps_.metrics.ingest_errors.Add({{"reason", "duplicate_batch"}}).Increment();
+    deps_.stats.Count(IngestError::kDuplicateBatch);
     last_sequence_ = std::max(last_sequence_, batch.sequence());
     reply.ack = last_sequence_;
     return grpc::Status::OK;
@@ -130,14 +131,13 @@ grpc::Status IngestStream::HandleBatch(const v1::Batch& batch, Reply& reply) {
   }
   bool watched = !pending.empty() && deps_.store.AppendMany(pending);
   const uint64_t stored = pending.size();
-  for (auto [reason, n] : {std::pair{"unknown_series", unknown}, {"bad_timestamp", bad_time},
-                           {"bad_value", bad_value}}) {
-    if (n > 0) {
-      deps_.metrics.ingest_errors.Add({{"reason", reason}}).Increment(static_cast<double>(n));
-    }
+  for (auto [reason, n] : {std::pair{IngestError::kUnknownSeries, unknown},
+                           {IngestError::kBadTimestamp, bad_time},
+                           {IngestError::kBadValue, bad_value}}) {
+    if (n > 0) deps_.stats.Count(reason, n);
   }
-  deps_.metrics.samples_ingested.Increment(static_cast<double>(stored));
-  deps_.metrics.events_ingested.Increment(batch.events_size());
+  deps_.stats.Add(deps_.stats.samples, stored);
+  deps_.stats.Add(deps_.stats.events, static_cast<uint64_t>(batch.events_size()));
   StoreEvents(batch, watched);
   last_sequence_ = batch.sequence();
   deps_.agents.BatchStored(agent_id_, last_sequence_, stored, static_cast<uint32_t>(series_.size()),

@@ -8,7 +8,7 @@
 #include "common/clock.h"
 #include "daemon/agent_registry.h"
 #include "daemon/stream_series_map.h"
-#include "exporters/daemon_metrics.h"
+#include "daemon/ingest_stats.h"
 #include "grpcpp/support/status.h"
 #include "railwatch/v1/ingest.pb.h"
 #include "store/event_store.h"
@@ -21,7 +21,7 @@ namespace railwatch {
 struct IngestDeps {
   SeriesStore& store;
   AgentRegistry& agents;
-  DaemonMetrics& metrics;
+  IngestStats& stats;
   const Clock& clock;
   std::function<void()> on_watched_update;
   // Where events go (null: counted and dropped), and who learns jobs from them.
@@ -46,7 +46,7 @@ class IngestStream {
 
   IngestStream(IngestDeps& deps, std::string peer) : deps_(deps), peer_(std::move(peer)) {}
 
-  // A status that is not OK ends the stream (the reason is counted in ingest_errors).
+  // A status that is not OK ends the stream (the reason is counted in IngestStats::errors).
   grpc::Status Handle(const v1::AgentMessage& message, Reply& reply);
   // The stream is over: the agent is marked disconnected if it said hello.
   void Close();

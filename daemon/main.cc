@@ -50,7 +50,6 @@ ABSL_FLAG(std::string, state_dir, kDefaultStateDir,
 ABSL_FLAG(absl::Duration, restore_grace, absl::Minutes(2),
           "a diagnosis restored at start-up is not resolved for lack of data sooner than this "
           "(agents reconnect and conditions' windows refill meanwhile)");
-ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn or error");
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM certificate (chain) for TLS on the gRPC port (Ingest and Query); with --tls_key. "
           "Empty: plain text (docs/QUERY_API.md)");
@@ -116,14 +115,7 @@ railwatch::ProgramInfo DaemonProgram() {
 
 int main(int argc, char** argv) {
   static absl::Notification stop;
-  railwatch::NotifyOnTerminationSignal(stop);
-  railwatch::ParseProgramFlags(argc, argv, DaemonProgram());
-  railwatch::ApplyProcessDefaults();
-  if (absl::Status s = railwatch::InitLogging("railwatchd", absl::GetFlag(FLAGS_log_level));
-      !s.ok()) {
-    fprintf(stderr, "railwatchd: %s\n", std::string(s.message()).c_str());
-    return 2;
-  }
+  railwatch::StartProgram(argc, argv, DaemonProgram(), stop);
 
   railwatch::DaemonOptions options;
   options.grpc_listen = absl::GetFlag(FLAGS_listen);

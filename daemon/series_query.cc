@@ -62,11 +62,13 @@ void SelectorQuery(const SeriesSelector& selector, const SeriesStore& store, int
                    int64_t end, uint32_t limit, v1::QuerySeriesResponse& response) {
   std::vector<SeriesRef> refs = MatchingSeries(store, selector);
   // Only series with a sample in the range count.
-  std::vector<std::optional<double>> newest;
-  store.WindowMany(SeriesStore::WindowFunction::kMax, refs, start, end, newest);
+  std::vector<bool> in_range(refs.size());
+  store.ForEachWindow(refs, start, end, [&](size_t i, std::span<const Sample> window) {
+    in_range[i] = !window.empty();
+  });
   size_t kept = 0;
   for (size_t i = 0; i < refs.size(); ++i) {
-    if (newest[i]) refs[kept++] = refs[i];
+    if (in_range[i]) refs[kept++] = refs[i];
   }
   refs.resize(kept);
   response.set_matched(static_cast<uint32_t>(refs.size()));

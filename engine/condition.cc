@@ -25,13 +25,13 @@ using cond::BinOp;
 using cond::LabelSet;
 using cond::Matcher;
 using cond::NodePtr;
-using cond::RangeFn;
+using cond::RangeFunction;
 using cond::Selector;
 using cond::SetOp;
 using cond::Tok;
 using cond::Token;
 using cond::FindAgg;
-using cond::FindRangeFn;
+using cond::FindRangeFunction;
 using cond::IsOperatorKeyword;
 using cond::IsOtherFunction;
 using cond::IsReserved;
@@ -327,7 +327,7 @@ class Parser {
       Next();
       return ExpandMacro(tok, it->first, it->second);
     }
-    if (FindRangeFn(name) || IsOtherFunction(name)) {
+    if (FindRangeFunction(name) || IsOtherFunction(name)) {
       return Error(tok.offset, absl::StrCat("'", name, "' is a function: ", name, "(...)"));
     }
     if (name == "events") {
@@ -399,7 +399,7 @@ class Parser {
     const Token fn = Next();
     const std::string what = absl::StrCat(fn.text, "(");
     Next();  // (
-    if (std::optional<RangeFn> range = FindRangeFn(fn.text)) {
+    if (const RangeFunction* range = FindRangeFunction(fn.text)) {
       if (Peek().kind != Tok::kIdent || IsPunct("(", 1)) {
         return Expected(absl::StrCat("a series selector with a range, as in ", fn.text,
                                      "(name[5m])"));

@@ -18,6 +18,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "engine/condition.h"
+#include "engine/range_functions.h"
 
 namespace railwatch::cond {
 
@@ -300,9 +301,6 @@ void PrintOperand(const Node& child, int min_precedence, std::string& out);
 std::string FormatNumber(double v);
 std::string QuoteString(std::string_view s);
 
-// kLatest: a plain selector (the newest sample within the lookback).
-enum class RangeFn { kLatest, kRate, kIncrease, kDelta, kChanges, kAvg, kMin, kMax, kStale };
-std::string_view RangeFnName(RangeFn fn);
 
 enum class UnaryFn { kNeg, kAbs, kTopology, kPeer };
 enum class SetOp { kAnd, kOr, kUnless };
@@ -310,7 +308,8 @@ enum class AggOp { kSum, kAvg, kMin, kMax, kCount };
 
 NodePtr MakeNumber(double v);
 NodePtr MakeSelector(Selector sel);
-NodePtr MakeRange(RangeFn fn, Selector sel, absl::Duration window);
+// fn: an entry of RangeFunctions() (range_functions.h).
+NodePtr MakeRange(const RangeFunction& fn, Selector sel, absl::Duration window);
 NodePtr MakeEventCount(std::vector<Matcher> matchers, absl::Duration window);
 NodePtr MakeUnary(UnaryFn fn, NodePtr child);
 // At least one side is a vector (the parser folds two constants).
@@ -321,7 +320,6 @@ NodePtr MakeAggregation(AggOp op, LabelSet grouping, NodePtr child);
 NodePtr MakePeer(bool ratio, LabelSet grouping, NodePtr child);
 
 // Names (condition_names.cc).
-std::optional<RangeFn> FindRangeFn(std::string_view name);
 std::optional<AggOp> FindAgg(std::string_view name);
 // and, or, unless, by, without, on, ignoring, bool.
 bool IsOperatorKeyword(std::string_view name);

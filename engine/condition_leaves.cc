@@ -78,12 +78,11 @@ class Selection {
 // that has a value.
 class RangeNode final : public Node {
  public:
-  RangeNode(RangeFn fn, Selector sel, absl::Duration window)
+  RangeNode(const RangeFunction& fn, Selector sel, absl::Duration window)
       : fn_(fn),
         sel_(std::move(sel)),
         window_(window),
-        origin_(fn == RangeFn::kLatest ? Origin{}
-                                       : Origin{std::string(RangeFnName(fn)), window}),
+        origin_(fn.input == RangeInput::kLatest ? Origin{} : Origin{std::string(fn.name), window}),
         selection_(sel_) {}
 
   Vec Eval(const EvalContext& ctx, const ValueFilter* filter) const override {
@@ -97,7 +96,7 @@ class RangeNode final : public Node {
     // there for a value: the window does not hold its data yet, so the element is unknown
     // rather than absent (a restarted daemon's first seconds: `unless` must not take a
     // relay's pauses for a source's because the relay's own window is still empty).
-    const bool windowed = fn_ != RangeFn::kLatest && fn_ != RangeFn::kStale;
+    const bool windowed = fn_.windowed();
     for (size_t start = 0; start < refs.size(); start += kChunk) {
       const size_t n = std::min(kChunk, refs.size() - start);
       Compute(ctx, std::span(refs.data() + start, n), from);
@@ -122,11 +121,11 @@ class RangeNode final : public Node {
     return out;
   }
   void Print(std::string& out) const override {
-    if (fn_ == RangeFn::kLatest) {
+    if (fn_.input == RangeInput::kLatest) {
       sel_.Print(out);
       return;
     }
-    absl::StrAppend(&out, AsAbsl(RangeFnName(fn_)), "(");
+    absl::StrAppend(&out, AsAbsl(fn_.name), "(");
     sel_.Print(out);
     absl::StrAppend(&out, "[", HumanDuration(window_), "])");
   }
@@ -138,39 +137,35 @@ class RangeNode final : public Node {
   void Compute(const EvalContext& ctx, std::span<const SeriesRef> refs, int64_t from) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const SeriesStore& store = ctx.store;
-    switch (fn_) {
-      case RangeFn::kRate:
-        store.RateMany(refs, from, ctx.now, values_);
-        return;
-      case RangeFn::kIncrease:
+    values_.resize(refs.size());
+    switch (fn_.input) {
+      case RangeInput::kCounter:
         store.IncreaseMany(refs, from, ctx.now, windows_);
-        values_.resize(refs.size());
         for (size_t i = 0; i < refs.size(); ++i) {
-          values_[i] = windows_[i] ? std::optional<double>(windows_[i]->increase) : std::nullopt;
+          values_[i] = windows_[i] ? fn_.of_counter(*windows_[i]) : std::nullopt;
         }
         return;
-      case RangeFn::kDelta:
-      case RangeFn::kChanges:
-      case RangeFn::kAvg:
-      case RangeFn::kMin:
-      case RangeFn::kMax:
-        store.WindowMany(WindowFunctionOf(fn_), refs, from, ctx.now, values_);
+      case RangeInput::kSamples: {
+        const size_t min_samples = std::max<size_t>(1, fn_.min_samples);
+        store.ForEachWindow(refs, from, ctx.now, [&](size_t i, std::span<const Sample> w) {
+          values_[i] = w.size() >= min_samples ? std::optional<double>(fn_.of_samples(w))
+                                               : std::nullopt;
+        });
         return;
-      case RangeFn::kLatest: {
+      }
+      case RangeInput::kLatest: {
         // The newest sample, when it is not older than the lookback (window_).
         store.LatestMany(refs, latest_);
-        values_.resize(refs.size());
         for (size_t i = 0; i < refs.size(); ++i) {
           values_[i].reset();
           if (latest_[i] && latest_[i]->time_unix_nano >= from) values_[i] = latest_[i]->value;
         }
         return;
       }
-      case RangeFn::kStale: {
+      case RangeInput::kStale: {
         // One element per series whose newest sample is older than the window; the value is
         // its age in seconds.
         store.LatestMany(refs, latest_);
-        values_.resize(refs.size());
         const int64_t window = absl::ToInt64Nanoseconds(window_);
         for (size_t i = 0; i < refs.size(); ++i) {
           values_[i].reset();
@@ -194,18 +189,7 @@ class RangeNode final : public Node {
     if (!missing_.empty()) ctx.store.BeganAfterMany(missing_, from, young_);
   }
 
-  static SeriesStore::WindowFunction WindowFunctionOf(RangeFn fn) {
-    using WF = SeriesStore::WindowFunction;
-    switch (fn) {
-      case RangeFn::kDelta: return WF::kDelta;
-      case RangeFn::kChanges: return WF::kChanges;
-      case RangeFn::kAvg: return WF::kAvg;
-      case RangeFn::kMin: return WF::kMin;
-      default: return WF::kMax;
-    }
-  }
-
-  const RangeFn fn_;
+  const RangeFunction& fn_;
   const Selector sel_;
   const absl::Duration window_;
   const Origin origin_;
@@ -345,9 +329,9 @@ class EventCountNode final : public Node {
 
 NodePtr MakeNumber(double v) { return std::make_unique<NumberNode>(v); }
 NodePtr MakeSelector(Selector sel) {
-  return std::make_unique<RangeNode>(RangeFn::kLatest, std::move(sel), kLookback);
+  return std::make_unique<RangeNode>(LatestSample(), std::move(sel), kLookback);
 }
-NodePtr MakeRange(RangeFn fn, Selector sel, absl::Duration window) {
+NodePtr MakeRange(const RangeFunction& fn, Selector sel, absl::Duration window) {
   return std::make_unique<RangeNode>(fn, std::move(sel), window);
 }
 NodePtr MakeEventCount(std::vector<Matcher> matchers, absl::Duration window) {

@@ -11,16 +11,6 @@
 namespace railwatch::cond {
 namespace {
 
-struct RangeFnEntry {
-  std::string_view name;
-  RangeFn fn;
-};
-constexpr RangeFnEntry kRangeFns[] = {
-    {"rate", RangeFn::kRate},          {"increase", RangeFn::kIncrease},
-    {"delta", RangeFn::kDelta},        {"changes", RangeFn::kChanges},
-    {"avg_over_time", RangeFn::kAvg},  {"min_over_time", RangeFn::kMin},
-    {"max_over_time", RangeFn::kMax},  {"stale", RangeFn::kStale},
-};
 struct AggEntry {
   std::string_view name;
   AggOp op;
@@ -52,12 +42,6 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-std::optional<RangeFn> FindRangeFn(std::string_view name) {
-  for (const RangeFnEntry& f : kRangeFns) {
-    if (f.name == name) return f.fn;
-  }
-  return std::nullopt;
-}
 std::optional<AggOp> FindAgg(std::string_view name) {
   for (const AggEntry& a : kAggs) {
     if (a.name == name) return a.op;
@@ -74,14 +58,14 @@ bool IsOtherFunction(std::string_view name) {
 }
 
 bool IsReserved(std::string_view name) {
-  return FindRangeFn(name) || FindAgg(name) || name == "events" || IsOtherFunction(name) ||
+  return FindRangeFunction(name) || FindAgg(name) || name == "events" || IsOtherFunction(name) ||
          IsOperatorKeyword(name);
 }
 
 // The closest function name, when one is close enough to be a typo.
 std::string SuggestFunction(std::string_view name) {
   std::vector<std::string_view> all;
-  for (const RangeFnEntry& f : kRangeFns) all.push_back(f.name);
+  for (const RangeFunction& f : RangeFunctions()) all.push_back(f.name);
   for (const AggEntry& a : kAggs) all.push_back(a.name);
   all.insert(all.end(), std::begin(kOtherFns), std::end(kOtherFns));
   return SuggestName(name, all, 3);

@@ -340,19 +340,4 @@ std::string QuoteString(std::string_view s) {
   return out;
 }
 
-std::string_view RangeFnName(RangeFn fn) {
-  switch (fn) {
-    case RangeFn::kLatest: return "";
-    case RangeFn::kRate: return "rate";
-    case RangeFn::kIncrease: return "increase";
-    case RangeFn::kDelta: return "delta";
-    case RangeFn::kChanges: return "changes";
-    case RangeFn::kAvg: return "avg_over_time";
-    case RangeFn::kMin: return "min_over_time";
-    case RangeFn::kMax: return "max_over_time";
-    case RangeFn::kStale: return "stale";
-  }
-  return "?";
-}
-
 }  // namespace railwatch::cond

@@ -74,8 +74,12 @@ std::string FormatTemplateNumber(double v, std::string_view format) {
   return Significant(v);
 }
 
-std::string ExpandTemplate(const std::string& tmpl, const Labels& labels,
-                           const TemplateValues& values) {
+namespace {
+
+// Expands the {{...}} of `tmpl` (no [[ ]] sections); sets *missing when a label is absent.
+std::string ExpandPlaceholders(std::string_view tmpl_view, const Labels& labels,
+                               const TemplateValues& values, bool* missing) {
+  const std::string tmpl(tmpl_view);
   std::string out;
   size_t pos = 0;
   while (pos < tmpl.size()) {
@@ -103,11 +107,47 @@ std::string ExpandTemplate(const std::string& tmpl, const Labels& labels,
                                 : absl::FormatTime("%H:%M:%S UTC",
                                                    absl::FromUnixNanos(values.quiet_since_unix_nano),
                                                    absl::UTCTimeZone()));
-    } else if (const std::string* v = FindLabel(labels, key)) {
-      out += *v;
     } else {
-      absl::StrAppend(&out, "<", key, "?>");
+      // {{host or switch}}: the first of the labels the culprit has.
+      const std::string* v = nullptr;
+      for (absl::string_view alt : absl::StrSplit(key, " or ", absl::SkipWhitespace())) {
+        v = FindLabel(labels, std::string(absl::StripAsciiWhitespace(alt)));
+        if (v != nullptr) break;
+      }
+      if (v != nullptr) {
+        out += *v;
+      } else {
+        absl::StrAppend(&out, "<", key, "?>");
+        *missing = true;
+      }
     }
+    pos = close + 2;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string ExpandTemplate(const std::string& tmpl, const Labels& labels,
+                           const TemplateValues& values) {
+  // [[ ... ]]: a section that is left out, text and all, when a label in it is absent.
+  std::string out;
+  size_t pos = 0;
+  bool missing = false;
+  while (pos < tmpl.size()) {
+    const size_t open = tmpl.find("[[", pos);
+    const size_t close = open == std::string::npos ? open : tmpl.find("]]", open + 2);
+    if (close == std::string::npos) {
+      out += ExpandPlaceholders(std::string_view(tmpl).substr(pos), labels, values, &missing);
+      break;
+    }
+    out += ExpandPlaceholders(std::string_view(tmpl).substr(pos, open - pos), labels, values,
+                              &missing);
+    bool section_missing = false;
+    const std::string section = ExpandPlaceholders(
+        std::string_view(tmpl).substr(open + 2, close - open - 2), labels, values,
+        &section_missing);
+    if (!section_missing) out += section;
     pos = close + 2;
   }
   return out;

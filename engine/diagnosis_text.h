@@ -22,7 +22,9 @@ struct TemplateValues {
 };
 
 // "Link flap on {{host}}" with labels and numbers filled in; a label the set lacks becomes
-// "<name?>". A number may name how it reads: {{value}} (3 significant digits, thousands
+// "<name?>". {{host or switch}} reads the first of those labels the set has. A [[section]] is
+// left out, text and all, when a label in it is absent ("PFC storm: {{host or switch}}[[
+// ({{netdev}})]]"); sections do not nest. A number may name how it reads: {{value}} (3 significant digits, thousands
 // separated: "6,240", "0.474", "1.2M"), {{value | percent}} (a ratio: "47.4%"),
 // {{value | bytes}} ("52.1 MB"), {{value | count}} (a whole number: "3"), {{value | seconds}}
 // ("2m30s"); the same for {{peak}}. {{quiet_since}} is a UTC time ("03:12:09 UTC").

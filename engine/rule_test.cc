@@ -304,7 +304,7 @@ class TestRun {
     };
     std::vector<Point> points;
     for (const TestInputSeries& s : test.input_series) {
-      SeriesRef ref = store_.Intern(s.name, s.labels, KindOf(s.name));
+      SeriesRef ref = store_.Intern(s.name, s.labels, TraitsOf(s.name, KindOf(s.name)));
       for (size_t i = 0; i < s.values.size(); ++i) {
         if (!s.values[i]) continue;
         points.push_back({Offset(test.interval * static_cast<int64_t>(i)), ref, *s.values[i]});

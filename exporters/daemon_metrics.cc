@@ -67,10 +67,8 @@ DaemonMetrics::DaemonMetrics(prometheus::Registry& r)
   // Every reason the ingest service counts starts at 0, so that rate() and alert rules see a
   // series before the first error.
   for (const char* reason : kCounterTrapReasons) counter_traps.Add({{"reason", reason}});
-  for (const char* reason : {"empty_message", "protocol", "duplicate_batch", "bad_series_name",
-                             "unknown_series", "unparsable", "bad_timestamp", "bad_value",
-                             "too_many_series"}) {
-    ingest_errors.Add({{"reason", reason}});
+  for (size_t i = 0; i < kIngestErrorCount; ++i) {
+    ingest_errors.Add({{"reason", std::string(IngestErrorName(static_cast<IngestError>(i)))}});
   }
   prometheus::BuildGauge()
       .Name("railwatch_build_info")
@@ -88,8 +86,26 @@ void DaemonMetrics::StartCounting(const std::vector<Playbook>& playbooks) {
   }
 }
 
-void DaemonMetrics::Refresh(const SeriesStore& store, const Engine& engine) {
+void DaemonMetrics::Refresh(const SeriesStore& store, const Engine& engine,
+                            const IngestStats& ingest) {
   absl::MutexLock lock(&mu_);
+  // Each counter moves by what its owner counted since the last scrape.
+  auto advance = [](prometheus::Counter& counter, const std::atomic<uint64_t>& now,
+                    uint64_t& seen) {
+    const uint64_t v = now.load(std::memory_order_relaxed);
+    counter.Increment(static_cast<double>(v - seen));
+    seen = v;
+  };
+  advance(samples_ingested, ingest.samples, seen_ingest_[0]);
+  advance(batches_ingested, ingest.batches, seen_ingest_[1]);
+  advance(events_ingested, ingest.events, seen_ingest_[2]);
+  advance(streams_opened, ingest.streams_opened, seen_ingest_[3]);
+  advance(streams_aborted, ingest.streams_aborted, seen_ingest_[4]);
+  for (size_t i = 0; i < kIngestErrorCount; ++i) {
+    advance(ingest_errors.Add(
+                {{"reason", std::string(IngestErrorName(static_cast<IngestError>(i)))}}),
+            ingest.errors[i], seen_ingest_errors_[i]);
+  }
   SeriesStore::Stats s = store.stats();
   series.Set(static_cast<double>(store.size()));
   samples_out_of_order.Increment(static_cast<double>(s.samples_out_of_order - seen_out_of_order_));

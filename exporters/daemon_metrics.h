@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "absl/synchronization/mutex.h"
+#include "daemon/ingest_stats.h"
 #include "engine/engine.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
@@ -12,9 +13,9 @@
 
 namespace railwatch {
 
-// The daemon's own metrics (railwatch_*), registered once and updated by the components that
-// own the events. Values that components already count (store, engine) are copied in at
-// scrape time by Refresh.
+// The daemon's own metrics (railwatch_*), registered once. Components own their statistics
+// (SeriesStore::Stats, Engine::Stats, IngestStats): Refresh copies them in at scrape time, so
+// no component links this exporter.
 class DaemonMetrics {
  public:
   explicit DaemonMetrics(prometheus::Registry& registry);
@@ -42,8 +43,8 @@ class DaemonMetrics {
   prometheus::Family<prometheus::Counter>& diagnoses_fired;
   void StartCounting(const std::vector<Playbook>& playbooks);
 
-  // Copies store and engine statistics into the gauges and counters above.
-  void Refresh(const SeriesStore& store, const Engine& engine);
+  // Copies store, engine and ingest statistics into the gauges and counters above.
+  void Refresh(const SeriesStore& store, const Engine& engine, const IngestStats& ingest);
 
  private:
   absl::Mutex mu_;  // scrapes may run concurrently
@@ -52,6 +53,9 @@ class DaemonMetrics {
   uint64_t seen_traps_[4] ABSL_GUARDED_BY(mu_) = {};  // resets, wraps, above line rate, invalid
   uint64_t seen_evaluations_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t seen_unknown_results_ ABSL_GUARDED_BY(mu_) = 0;
+  // samples, batches, events, streams opened, streams aborted; then one per IngestError.
+  uint64_t seen_ingest_[5] ABSL_GUARDED_BY(mu_) = {};
+  uint64_t seen_ingest_errors_[kIngestErrorCount] ABSL_GUARDED_BY(mu_) = {};
 };
 
 }  // namespace railwatch

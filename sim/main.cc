@@ -42,7 +42,6 @@ ABSL_FLAG(std::vector<std::string>, ecn_misconfig, {},
 ABSL_FLAG(std::string, ground_truth, "", "append one JSON line per injected fault to this file");
 ABSL_FLAG(uint64_t, seed, 1, "random seed (same seed, same traffic)");
 ABSL_FLAG(double, link_gbps, 400, "NIC speed");
-ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn or error");
 
 // Simulated switches (docs/SIMULATOR.md). None of these given: no switches, no gNMI servers.
 ABSL_FLAG(bool, switches, false,
@@ -219,19 +218,14 @@ int main(int argc, char** argv) {
     return railwatch::sim::RunMain(sub, run_stop);
   }
   static absl::Notification stop;
-  railwatch::NotifyOnTerminationSignal(stop);
   std::vector<std::string> list_flags = {"flap", "pfc_storm", "lldp_miswire", "job", "degrade",
                                          "ecn_misconfig", "pfc_deadlock"};
   for (const std::string& name : railwatch::sim::HostListFlags()) list_flags.push_back(name);
   std::vector<std::string> args = railwatch::sim::JoinRepeatedFlags(argc, argv, list_flags);
   std::vector<char*> arg_pointers;
   for (std::string& a : args) arg_pointers.push_back(a.data());
-  railwatch::ParseProgramFlags(static_cast<int>(arg_pointers.size()), arg_pointers.data(),
-                              SimProgram());
-  if (absl::Status s = railwatch::InitLogging("railwatch-sim", absl::GetFlag(FLAGS_log_level)); !s.ok()) {
-    std::cerr << "railwatch-sim: " << s.message() << "\n";
-    return 2;
-  }
+  railwatch::StartProgram(static_cast<int>(arg_pointers.size()), arg_pointers.data(),
+                          SimProgram(), stop);
   railwatch::sim::SysfsFabric::Options o;
   o.root = absl::GetFlag(FLAGS_root);
   if (o.root.empty()) {

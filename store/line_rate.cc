@@ -2,23 +2,7 @@
 
 #include <limits>
 
-#include "common/vocabulary.h"
-
 namespace railwatch {
-
-CounterBound CounterBoundOf(std::string_view name) {
-  const MetricSpec* spec = FindMetric(name);
-  if (spec == nullptr || spec->kind != MetricKind::kCounter) return CounterBound::kNone;
-  const std::string_view unit = spec->unit;
-  if (unit == "bytes") return CounterBound::kBytes;
-  if (unit == "bits") return CounterBound::kBits;
-  if (unit == "microseconds") return CounterBound::kMicroseconds;
-  if (unit == "packets" || unit == "frames") {
-    return name.starts_with("fabric_rdma_") ? CounterBound::kRdmaPackets
-                                            : CounterBound::kEthernetFrames;
-  }
-  return CounterBound::kNone;
-}
 
 double MaxCounterRate(CounterBound bound, double line_rate_bytes_per_second) {
   const double rate = line_rate_bytes_per_second > 0 ? line_rate_bytes_per_second

@@ -1,10 +1,13 @@
 #pragma once
 
 // What a port can physically count per second: the bound of "a delta above line rate is
-// rejected and counted" (docs/STORE.md, "Counter semantics").
+// rejected and counted" (docs/STORE.md, "Counter semantics"). Which bound a counter has is the
+// vocabulary's to declare (CounterBound, common/vocabulary.h); the store is given it at Intern.
 
 #include <cstdint>
 #include <string_view>
+
+#include "common/vocabulary.h"
 
 namespace railwatch {
 
@@ -29,22 +32,6 @@ inline constexpr double kCounterBurstSeconds = 1;
 // which may be InfiniBand.
 inline constexpr double kMinEthernetFrameWireBytes = 84;
 inline constexpr double kMinInfinibandPacketBytes = 26;
-
-// The gauge that tells a port's negotiated rate (bytes per second); counters with the same
-// label set are bounded by the fastest rate it has reported.
-inline constexpr std::string_view kPortRateSeries = "fabric_rdma_port_rate_bytes_per_second";
-
-// How a counter is bounded, from its canonical unit (common/vocabulary.h).
-enum class CounterBound : uint8_t {
-  kNone,            // events, errors, requests, ticks, non-canonical counters
-  kBytes,           // line rate
-  kBits,            // 8 x line rate
-  kEthernetFrames,  // line rate / 84 bytes
-  kRdmaPackets,     // line rate / 26 bytes
-  kMicroseconds,    // 1e6 per second: a pause duration cannot outrun the clock
-};
-
-CounterBound CounterBoundOf(std::string_view metric_name);
 
 // The most a counter bounded by `bound` can count in a second on a port of
 // `line_rate_bytes_per_second` (0 or less: unknown, kDefaultLineRateBytesPerSecond), without

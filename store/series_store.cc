@@ -125,6 +125,13 @@ uint32_t SeriesStore::InternLabelsLocked(const Labels& labels) {
 
 SeriesRef SeriesStore::Intern(std::string_view name, const Labels& labels, MetricKind kind,
                               uint32_t width_bits, std::string_view help) {
+  return Intern(name, labels, SeriesTraits{.kind = kind, .width_bits = width_bits}, help);
+}
+
+SeriesRef SeriesStore::Intern(std::string_view name, const Labels& labels,
+                              const SeriesTraits& traits, std::string_view help) {
+  const MetricKind kind = traits.kind;
+  const uint32_t width_bits = traits.width_bits;
   absl::MutexLock lock(&mu_);
   auto [name_it, new_name] =
       name_ids_.try_emplace(AsAbsl(name), static_cast<uint32_t>(names_.size()));
@@ -152,8 +159,8 @@ SeriesRef SeriesStore::Intern(std::string_view name, const Labels& labels, Metri
   s.kind = kind;
   s.width_bits = static_cast<uint8_t>(std::min<uint32_t>(width_bits, 64));
   s.watched = entry.watched;
-  if (kind == MetricKind::kCounter) s.bound = CounterBoundOf(name);
-  s.port_rate = kind == MetricKind::kGauge && name == kPortRateSeries;
+  if (kind == MetricKind::kCounter) s.bound = traits.bound;
+  s.port_rate = kind == MetricKind::kGauge && traits.sets_line_rate;
   entry.refs.push_back(ref);
   generation_.fetch_add(1, std::memory_order_release);
   return ref;
@@ -316,17 +323,6 @@ std::optional<CounterWindow> SeriesStore::Increase(SeriesRef ref, int64_t from,
   return series_[ref].IncreaseIn(from, to);
 }
 
-namespace {
-std::optional<double> RateOf(const std::optional<CounterWindow>& w) {
-  if (!w || w->last_time <= w->first_time) return std::nullopt;
-  return w->increase / (static_cast<double>(w->last_time - w->first_time) / 1e9);
-}
-}  // namespace
-
-std::optional<double> SeriesStore::Rate(SeriesRef ref, int64_t from, int64_t to) const {
-  return RateOf(Increase(ref, from, to));
-}
-
 // Calls fn(i, series) for each of refs, prefetching ahead: a series, its chunks and their
 // samples are apart in memory and each is a cache (and often TLB) miss, so fetching the next
 // ones while this one is computed keeps several misses in flight. Four stages, each a few
@@ -408,52 +404,15 @@ void SeriesStore::IncreaseMany(std::span<const SeriesRef> refs, int64_t from, in
   ForEachRefLocked(refs, [&](size_t i, const Series& s) { out[i] = s.IncreaseIn(from, to); });
 }
 
-void SeriesStore::RateMany(std::span<const SeriesRef> refs, int64_t from, int64_t to,
-                           std::vector<std::optional<double>>& out) const {
-  out.resize(refs.size());
-  absl::ReaderMutexLock lock(&mu_);
-  ForEachRefLocked(refs,
-                   [&](size_t i, const Series& s) { out[i] = RateOf(s.IncreaseIn(from, to)); });
-}
-
-void SeriesStore::WindowMany(WindowFunction fn, std::span<const SeriesRef> refs, int64_t from,
-                             int64_t to, std::vector<std::optional<double>>& out) const {
-  out.resize(refs.size());
+void SeriesStore::ForEachWindow(
+    std::span<const SeriesRef> refs, int64_t from, int64_t to,
+    absl::FunctionRef<void(size_t, std::span<const Sample>)> fn) const {
+  std::vector<Sample> window;
   absl::ReaderMutexLock lock(&mu_);
   ForEachRefLocked(refs, [&](size_t i, const Series& series) {
-    size_t n = 0;
-    double first = 0, last = 0, sum = 0, lo = 0, hi = 0, changes = 0;
-    series.ForEachIn(from, to, [&](const Sample& s) {
-      if (n == 0) {
-        first = lo = hi = s.value;
-      } else {
-        if (s.value != last) ++changes;
-        lo = std::min(lo, s.value);
-        hi = std::max(hi, s.value);
-      }
-      last = s.value;
-      sum += s.value;
-      ++n;
-    });
-    std::optional<double>& v = out[i];
-    v.reset();
-    switch (fn) {
-      case WindowFunction::kDelta:
-        if (n >= 2) v = last - first;
-        break;
-      case WindowFunction::kChanges:
-        if (n >= 2) v = changes;
-        break;
-      case WindowFunction::kAvg:
-        if (n >= 1) v = sum / static_cast<double>(n);
-        break;
-      case WindowFunction::kMin:
-        if (n >= 1) v = lo;
-        break;
-      case WindowFunction::kMax:
-        if (n >= 1) v = hi;
-        break;
-    }
+    window.clear();
+    series.ForEachIn(from, to, [&](const Sample& s) { window.push_back(s); });
+    fn(i, window);
   });
 }
 

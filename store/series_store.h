@@ -91,6 +91,11 @@ class SeriesStore {
   // Returns the series for (name, labels), creating it on first sight. Labels must be
   // normalised (sorted). A later Intern with another kind keeps the first; one with another
   // non-zero width changes the width (a driver reload that moved a counter to 32 or 64 bits).
+  // The store knows no metric names: what a canonical series is (a counter's bound, the
+  // port-rate gauge) comes in `traits`, from the vocabulary (TraitsOf, common/vocabulary.h).
+  SeriesRef Intern(std::string_view name, const Labels& labels, const SeriesTraits& traits,
+                   std::string_view help = {});
+  // A series with no bound: what a test or a non-canonical series needs.
   SeriesRef Intern(std::string_view name, const Labels& labels, MetricKind kind,
                    uint32_t width_bits = 0, std::string_view help = {});
 
@@ -122,8 +127,6 @@ class SeriesStore {
   // Counter behaviour over samples in [from, to]; nullopt with fewer than two samples (an
   // absent counter has no increase, not a zero one).
   std::optional<CounterWindow> Increase(SeriesRef ref, int64_t from, int64_t to) const;
-  // Per-second rate over the same samples; nullopt when Increase is, or the span is zero.
-  std::optional<double> Rate(SeriesRef ref, int64_t from, int64_t to) const;
 
   // ---- Batch reads for the rules engine: one lock for many series. ----
 
@@ -146,21 +149,15 @@ class SeriesStore {
   // retention, and its oldest is newer than `from`. A window that starts at `from` does not
   // yet hold the data of such a series (the daemon or its agent started within the window).
   void BeganAfterMany(std::span<const SeriesRef> refs, int64_t from, std::vector<bool>& out) const;
+  // Increase for each of refs: what rate() and increase() read (engine/range_functions.h).
   void IncreaseMany(std::span<const SeriesRef> refs, int64_t from, int64_t to,
                     std::vector<std::optional<CounterWindow>>& out) const;
-  void RateMany(std::span<const SeriesRef> refs, int64_t from, int64_t to,
-                std::vector<std::optional<double>>& out) const;
-
-  // What WindowMany computes over the samples in [from, to].
-  enum class WindowFunction {
-    kDelta,    // last - first (gauges); needs two samples
-    kChanges,  // how many times the value differs from the sample before; needs two samples
-    kAvg,      // mean of the samples; needs one
-    kMin,
-    kMax,
-  };
-  void WindowMany(WindowFunction fn, std::span<const SeriesRef> refs, int64_t from, int64_t to,
-                  std::vector<std::optional<double>>& out) const;
+  // Calls fn(i, window) for each of refs, window its samples with from <= t <= to, oldest
+  // first (empty when it has none), under one lock: what the range functions over samples
+  // read (engine/range_functions.h). The span is valid during the call; fn must not call back
+  // into the store.
+  void ForEachWindow(std::span<const SeriesRef> refs, int64_t from, int64_t to,
+                     absl::FunctionRef<void(size_t, std::span<const Sample>)> fn) const;
 
   // Calls fn for every series with its latest sample (series without samples are skipped).
   void ForEachLatest(
@@ -213,7 +210,7 @@ class SeriesStore {
     uint8_t width_bits = 0;
     bool watched = false;
     CounterBound bound = CounterBound::kNone;
-    bool port_rate = false;  // a kPortRateSeries gauge: its samples set line_rate_by_labels_
+    bool port_rate = false;  // SeriesTraits::sets_line_rate: its samples set line_rate_by_labels_
     // Counters with a bound: the allowance carried over (CounterAllowance::credit). With the
     // union above, the correction grows the record from 72 to 80 bytes.
     float credit = 0;
@@ -272,7 +269,7 @@ class SeriesStore {
   absl::flat_hash_map<std::string, uint32_t> name_ids_ ABSL_GUARDED_BY(mu_);
   // Label sets never move: ForEachSeriesNamed's references stay valid.
   std::deque<Labels> label_sets_ ABSL_GUARDED_BY(mu_);
-  // By label set: the fastest rate (bytes/s) a kPortRateSeries with that set has reported;
+  // By label set: the fastest rate (bytes/s) a port-rate gauge with that set has reported;
   // 0 when none has. Counters with the set are bounded by it.
   std::vector<double> line_rate_by_labels_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<uint64_t, std::vector<uint32_t>> label_ids_ ABSL_GUARDED_BY(mu_);

@@ -53,7 +53,7 @@ gtest_discover_tests(railwatch_counter_traps_tests DISCOVERY_TIMEOUT 60
 
 # The condition language: parser, evaluator, events, peers and topology functions.
 add_executable(railwatch_condition_tests unit/condition_parse_test.cc unit/condition_test.cc
-  unit/condition_events_test.cc)
+  unit/condition_events_test.cc unit/range_functions_test.cc)
 target_link_libraries(railwatch_condition_tests PRIVATE
   railwatch_test_support railwatch_condition railwatch_store GTest::gtest_main GTest::gmock)
 gtest_discover_tests(railwatch_condition_tests DISCOVERY_TIMEOUT 60)

@@ -84,6 +84,15 @@ for args, must in [(["--help"], ["diagnoses", "triage", "rules"]),
     rc, text = run([f"{BUILD}/cli/railwatch"] + args)
     if rc != 0 or any(m not in text for m in must):
         failures.append(f"railwatch {' '.join(args)}: exit {rc}, missing some of {must}")
+# A flag the command does not take is a usage error (exit 2) that names it, not ignored.
+for args, flag in [(["top", "--state=firing"], "--state"),
+                   (["--server=127.0.0.1:1", "rules", "list"], "--server"),
+                   (["version", "--json"], "--json")]:
+    p = subprocess.run([f"{BUILD}/cli/railwatch"] + args, capture_output=True, text=True,
+                       timeout=60)
+    if p.returncode != 2 or f"{flag} does not apply" not in p.stderr:
+        failures.append(f"railwatch {' '.join(args)}: exit {p.returncode}, stderr "
+                        f"{p.stderr[:200]!r}: want exit 2 saying {flag} does not apply")
 rc, text = run([f"{BUILD}/sim/railwatch-sim", "run", "--help"])
 if rc != 0 or "--jobs" not in text:
     failures.append(f"railwatch-sim run --help: exit {rc}, no --jobs in:\n{text[:300]}")

@@ -3,7 +3,7 @@
 // delimited form), handed one by one to an IngestStream over a real store, event store, job
 // registry and agent registry, as the gRPC reactor would; the stream ends at the first message
 // that is refused, or at bytes that do not read as one. Must not crash; a refusal is counted in
-// railwatch_ingest_errors_total; acknowledgements never go backwards; a batch at or below the
+// IngestStats::errors (railwatch_ingest_errors_total); acknowledgements never go backwards; a batch at or below the
 // last acknowledged sequence stores nothing. Seeds: tests/fuzz/seeds/ingest (make_fuzz_seeds).
 
 #include <cstddef>
@@ -12,9 +12,7 @@
 #include "common/clock.h"
 #include "daemon/agent_registry.h"
 #include "daemon/ingest_stream.h"
-#include "exporters/daemon_metrics.h"
 #include "google/protobuf/io/coded_stream.h"
-#include "prometheus/registry.h"
 #include "railwatch/v1/ingest.pb.h"
 #include "store/event_store.h"
 #include "store/series_store.h"
@@ -24,30 +22,16 @@
 using railwatch::fuzz::Check;
 using railwatch::fuzz::SilenceLogs;
 
-namespace {
-
-double IngestErrors(const prometheus::Registry& registry) {
-  double sum = 0;
-  for (const prometheus::MetricFamily& family : registry.Collect()) {
-    if (family.name != "railwatch_ingest_errors_total") continue;
-    for (const prometheus::ClientMetric& m : family.metric) sum += m.counter.value;
-  }
-  return sum;
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   SilenceLogs();
-  prometheus::Registry registry;
-  railwatch::DaemonMetrics metrics(registry);
+  railwatch::IngestStats stats;
   railwatch::SeriesStore store({.capacity = 32});
   railwatch::AgentRegistry agents;
   railwatch::EventStore events({.capacity = 64});
   railwatch::JobRegistry jobs;
   railwatch::FakeClock clock;
   uint64_t pokes = 0;
-  railwatch::IngestDeps deps{store, agents, metrics, clock, [&pokes] { ++pokes; }, &events, &jobs};
+  railwatch::IngestDeps deps{store, agents, stats, clock, [&pokes] { ++pokes; }, &events, &jobs};
   railwatch::IngestStream stream(deps, "ipv4:127.0.0.1:1");
 
   google::protobuf::io::CodedInputStream in(data, static_cast<int>(size));
@@ -60,13 +44,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     in.PopLimit(limit);
     const uint64_t samples_before = store.stats().samples_appended;
     const uint64_t events_before = events.stats().appended;
-    const double errors_before = IngestErrors(registry);
+    const uint64_t errors_before = stats.errors_total();
     railwatch::IngestStream::Reply reply;
     const grpc::Status status = stream.Handle(message, reply);
     clock.Advance(absl::Seconds(1));
     if (!status.ok()) {
       Check(!status.error_message().empty());
-      Check(IngestErrors(registry) > errors_before);
+      Check(stats.errors_total() > errors_before);
       break;
     }
     if (message.has_batch()) {

@@ -5,9 +5,7 @@
 #include "common/clock.h"
 #include "daemon/agent_registry.h"
 #include "daemon/ingest_stream.h"
-#include "exporters/daemon_metrics.h"
 #include "gtest/gtest.h"
-#include "prometheus/registry.h"
 #include "store/event_store.h"
 #include "store/series_store.h"
 #include "topology/fabric_map.h"
@@ -40,14 +38,13 @@ v1::AgentMessage Batch(uint64_t sequence, bool with_definition) {
 }
 
 TEST(IngestStreamTest, TwoStreamsOfOneInstanceNeverStoreABatchTwice) {
-  prometheus::Registry registry;
-  DaemonMetrics metrics(registry);
+  IngestStats stats;
   SeriesStore store({.capacity = 32});
   AgentRegistry agents;
   EventStore events({.capacity = 64});
   JobRegistry jobs;
   FakeClock clock;
-  IngestDeps deps{store, agents, metrics, clock, [] {}, &events, &jobs};
+  IngestDeps deps{store, agents, stats, clock, [] {}, &events, &jobs};
   IngestStream old_stream(deps, "ipv4:127.0.0.1:1");
   IngestStream new_stream(deps, "ipv4:127.0.0.1:2");
 

@@ -1,5 +1,6 @@
 // The Query commands against a fake railwatchd: tables, JSON, the filters each request
 // carries, exit codes, help per command, and the flag parser.
+#include <cctype>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 namespace railwatch::testing {
 namespace cli_commands_test {
 
+using ::testing::Contains;
 using ::testing::ContainsRegex;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -414,6 +416,52 @@ TEST(CliFlagsTest, HelpAndBadFlags) {
   absl::StatusOr<CommandLine> as_flag = ParseCliFlags(vv.size(), vv.data());
   ASSERT_TRUE(as_flag.ok()) << as_flag.status();
   EXPECT_THAT(as_flag->args, ElementsAre("version"));
+}
+
+TEST(CliFlagsTest, AFlagTheCommandDoesNotTakeIsAUsageError) {
+  absl::FlagSaver restore;
+  std::vector<std::string> args = {"railwatch", "--server", "h:1", "explain", "ID", "--json",
+                                   "--limit=7", "--noreconnect", "--runbook"};
+  std::vector<char*> argv = Argv(args);
+  absl::StatusOr<CommandLine> line = ParseCliFlags(argv.size(), argv.data());
+  ASSERT_TRUE(line.ok()) << line.status();
+  EXPECT_THAT(line->flags_set, ElementsAre("server", "json", "limit", "reconnect", "runbook"));
+  absl::Status s = CheckCommandFlags("explain", line->flags_set);
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("--limit, --reconnect do not apply to `explain`"));
+  // What it does take.
+  EXPECT_THAT(std::string(s.message()), HasSubstr("it takes --runbook and the connection flags"));
+
+  EXPECT_TRUE(CheckCommandFlags("diagnoses", {"state", "limit", "server", "json", "since"}).ok());
+  EXPECT_TRUE(CheckCommandFlags("watch", {"reconnect", "host", "tls_ca"}).ok());
+  EXPECT_TRUE(CheckCommandFlags("gnmi", {"format", "profile", "json"}).ok());
+  // Offline commands take no connection flags.
+  EXPECT_FALSE(CheckCommandFlags("rules", {"server"}).ok());
+  EXPECT_FALSE(CheckCommandFlags("triage", {"limit"}).ok());
+  EXPECT_THAT(std::string(CheckCommandFlags("version", {"json"}).message()),
+              HasSubstr("it takes no flags"));
+  // An unknown command is RunCommand's to report.
+  EXPECT_TRUE(CheckCommandFlags("frobnicate", {"json"}).ok());
+}
+
+// What `railwatch help COMMAND` says and what the command takes come from one entry: every
+// flag it takes is in its usage, and its usage names no flag it does not take.
+TEST(CliHelpTest, UsageNamesExactlyTheFlagsTheCommandTakes) {
+  for (const char* cmd : {"diagnoses", "explain", "watch", "agents", "top", "series", "topology",
+                          "playbooks", "rules", "triage", "gnmi", "metrics", "version", "help"}) {
+    const std::string usage = CommandUsage(cmd);
+    const std::vector<std::string> takes = CommandFlags(cmd);
+    for (const std::string& flag : takes) {
+      EXPECT_THAT(usage, HasSubstr("--" + flag)) << cmd;
+    }
+    for (size_t at = usage.find("--"); at != std::string::npos; at = usage.find("--", at + 2)) {
+      size_t end = at + 2;
+      while (end < usage.size() && (std::islower(usage[end]) || usage[end] == '_')) ++end;
+      const std::string flag = usage.substr(at + 2, end - at - 2);
+      if (flag.empty() || flag == "help") continue;
+      EXPECT_THAT(takes, Contains(flag)) << cmd << "'s usage names --" << flag;
+    }
+  }
 }
 
 TEST(CliFlagsTest, ServerFromTheEnvironment) {

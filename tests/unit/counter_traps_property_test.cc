@@ -65,10 +65,10 @@ class TraceRunner {
     // A 32-bit counter wraps detectably only while a step counts under 2^31 bytes.
     traffic_rate_ = width_ != 0 ? std::min(line_rate_, 1e9) : line_rate_;
     if (told > 0) {
-      store_.Append(store_.Intern(std::string(kPortRateSeries), port_, MetricKind::kGauge), 0,
+      store_.Append(store_.Intern(kPortRateSeries, port_, TraitsOf(kPortRateSeries, MetricKind::kGauge)), 0,
                     told);
     }
-    ref_ = store_.Intern(kName, port_, MetricKind::kCounter, width_);
+    ref_ = store_.Intern(kName, port_, TraitsOf(kName, MetricKind::kCounter, width_));
     rate_ = Parse("rate(fabric_rdma_port_transmit_bytes_total[30s])");
     increase_ = Parse("increase(fabric_rdma_port_transmit_bytes_total[30s])");
     delta_ = Parse("delta(fabric_rdma_port_transmit_bytes_total[30s])");
@@ -126,7 +126,7 @@ class TraceRunner {
       Append(t_, device_, false, 0);
     } else if (trap == 3) {  // a driver reload that changes the counter's width
       width_ = width_ == 32 ? 0 : 32;
-      store_.Intern(kName, port_, MetricKind::kCounter, width_ == 0 ? 64 : 32);
+      store_.Intern(kName, port_, TraitsOf(kName, MetricKind::kCounter, width_ == 0 ? 64 : 32));
       traffic_rate_ = std::min(traffic_rate_, 1e9);
       device_ = std::floor(Uniform() * 1e6);
       Append(t_, device_, false, 0);

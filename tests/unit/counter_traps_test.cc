@@ -25,12 +25,13 @@ class CounterTrapsTest : public ::testing::Test {
  protected:
   // A port's transmit bytes (a bytes counter: bounded by line rate).
   SeriesRef Bytes(uint32_t width_bits = 0) {
-    return store_.Intern("fabric_rdma_port_transmit_bytes_total", port_, MetricKind::kCounter,
-                         width_bits);
+    return store_.Intern("fabric_rdma_port_transmit_bytes_total", port_,
+                         TraitsOf("fabric_rdma_port_transmit_bytes_total", MetricKind::kCounter,
+                                  width_bits));
   }
   // Tells the store the port's negotiated rate, as the RDMA collector does.
   void PortRate(double bytes_per_second, int64_t t = 0) {
-    store_.Append(store_.Intern(std::string(kPortRateSeries), port_, MetricKind::kGauge), t,
+    store_.Append(store_.Intern(kPortRateSeries, port_, TraitsOf(kPortRateSeries, MetricKind::kGauge)), t,
                   bytes_per_second);
   }
   double Increase(SeriesRef r, int64_t from = 0, int64_t to = 1'000 * kSec) {
@@ -118,7 +119,10 @@ TEST_F(CounterTrapsTest, ReplacedNicWhoseCounterStartsHigherIsRejected) {
   EXPECT_DOUBLE_EQ(Increase(r), 1e9 + 0 + 5e9);
   EXPECT_DOUBLE_EQ(Latest(r), 2e9 + 5e9);
   EXPECT_EQ(store_.stats().counter_steps_above_line_rate, 1u);
-  EXPECT_LE(*store_.Rate(r, 0, 10 * kSec), kDefaultLineRateBytesPerSecond);
+  const std::optional<CounterWindow> w = store_.Increase(r, 0, 10 * kSec);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_LE(w->increase / (static_cast<double>(w->last_time - w->first_time) / 1e9),
+            kDefaultLineRateBytesPerSecond);
 }
 
 TEST_F(CounterTrapsTest, ReplacedNicWhoseCounterStartsLowerButLargeIsRejected) {
@@ -197,9 +201,9 @@ TEST_F(CounterTrapsTest, InvalidReadingsAreDroppedAndCounted) {
 }
 
 TEST_F(CounterTrapsTest, PauseDurationCannotOutrunTheClock) {
-  SeriesRef r = store_.Intern("fabric_pfc_pause_duration_microseconds_total",
-                              {{"host", "h1"}, {"interface", "eth0"}, {"priority", "3"}},
-                              MetricKind::kCounter);
+  constexpr std::string_view kName = "fabric_pfc_pause_duration_microseconds_total";
+  SeriesRef r = store_.Intern(kName, {{"host", "h1"}, {"interface", "eth0"}, {"priority", "3"}},
+                              TraitsOf(kName, MetricKind::kCounter));
   store_.Append(r, 1 * kSec, 0);
   store_.Append(r, 2 * kSec, 1e6);  // paused the whole second
   store_.Append(r, 3 * kSec, 1e6 + 5e6);  // paused 5 s in 1 s: a reset to a stale value
@@ -208,10 +212,11 @@ TEST_F(CounterTrapsTest, PauseDurationCannotOutrunTheClock) {
 
 TEST_F(CounterTrapsTest, PauseFramesAreBoundedByTheMinimumFrame) {
   // 800 Gb/s / 84-byte frames = 1.19e9 frames a second at most.
-  SeriesRef r = store_.Intern("fabric_pfc_pause_frames_total",
+  constexpr std::string_view kName = "fabric_pfc_pause_frames_total";
+  SeriesRef r = store_.Intern(kName,
                               {{"direction", "tx"}, {"host", "h1"}, {"interface", "eth0"},
                                {"priority", "3"}},
-                              MetricKind::kCounter);
+                              TraitsOf(kName, MetricKind::kCounter));
   store_.Append(r, 1 * kSec, 0);
   store_.Append(r, 2 * kSec, 1e9);
   store_.Append(r, 3 * kSec, 1e9 + 3e9);  // more than 1.1 s + 1 s of them
@@ -220,7 +225,8 @@ TEST_F(CounterTrapsTest, PauseFramesAreBoundedByTheMinimumFrame) {
 
 TEST_F(CounterTrapsTest, UnboundedCountersStillCorrectResetsAndWraps) {
   // Events have no line rate: any increase is taken; a reset still counts from 0.
-  SeriesRef r = store_.Intern("fabric_rdma_link_downed_total", port_, MetricKind::kCounter, 8);
+  SeriesRef r = store_.Intern("fabric_rdma_link_downed_total", port_,
+                              TraitsOf("fabric_rdma_link_downed_total", MetricKind::kCounter, 8));
   store_.Append(r, 1 * kSec, 250);
   store_.Append(r, 2 * kSec, 3);  // 8-bit wrap
   store_.Append(r, 3 * kSec, 1e12);

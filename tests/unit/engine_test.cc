@@ -133,5 +133,24 @@ TEST(ExpandTemplate, FillsLabelsAndValue) {
   EXPECT_EQ(ExpandTemplate("{{host}}:{{ port }} x{{value}} {{rail}}", l, 2.5), "h:1 x2.5 <rail?>");
 }
 
+// A culprit seen from a switch port has no host, device or netdev: the summary names what it
+// has and leaves out what it cannot say, instead of reading "<host?> <device?> (<netdev?>)".
+TEST(ExpandTemplate, AlternativesAndOptionalSections) {
+  const std::string tmpl =
+      "PFC storm: {{host or switch}} {{device or interface}}[[ ({{netdev}})]] at {{peak}}/s"
+      "[[; leaf {{leaf}} port {{leaf_port}} relays them]]";
+  const Labels nic = {{"device", "mlx5_3"}, {"host", "gpu-node-004"}, {"leaf", "leaf-1"},
+                      {"leaf_port", "Ethernet12"}, {"netdev", "eth3"}};
+  EXPECT_EQ(ExpandTemplate(tmpl, nic, 6240),
+            "PFC storm: gpu-node-004 mlx5_3 (eth3) at 6,240/s; leaf leaf-1 port Ethernet12 "
+            "relays them");
+  const Labels port = {{"interface", "Ethernet8"}, {"switch", "leaf-2"}};
+  EXPECT_EQ(ExpandTemplate(tmpl, port, 6240), "PFC storm: leaf-2 Ethernet8 at 6,240/s");
+  // Neither alternative: still said, outside a section.
+  EXPECT_EQ(ExpandTemplate("on {{host or switch}}", {}, 1), "on <host or switch?>");
+  // An unclosed section is text.
+  EXPECT_EQ(ExpandTemplate("a [[b {{x}}", {}, 1), "a [[b <x?>");
+}
+
 }  // namespace
 }  // namespace railwatch
