@@ -3,9 +3,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace railwatch {
@@ -28,5 +29,14 @@ std::string HumanDuration(absl::Duration d);
 
 // RFC 3339 in UTC with milliseconds.
 std::string FormatTime(int64_t unix_nanos);
+
+// Edits between two words, a swap of two neighbours counting as one (optimal string
+// alignment).
+size_t EditDistance(absl::string_view a, absl::string_view b);
+
+// The known word nearest `word` when `word` looks like a typo of it (one letter off in a word
+// of up to 3 letters, else up to a third of the word, at least 2); "" when none is that close.
+// What "did you mean" suggests for a misspelt key or name.
+std::string ClosestWord(absl::string_view word, const std::vector<std::string>& known);
 
 }  // namespace railwatch

@@ -16,13 +16,6 @@
 namespace railwatch {
 namespace fs = std::filesystem;
 
-std::string LoadProblem::ToString() const {
-  std::string where = file;
-  if (line > 0) absl::StrAppend(&where, ":", line, ":", column);
-  return absl::StrCat(where, ": ", level == Level::kError ? "error" : "warning", "[", code,
-                      "]: ", message);
-}
-
 bool LoadResult::ok() const {
   return std::none_of(problems.begin(), problems.end(), [](const LoadProblem& p) {
     return p.level == LoadProblem::Level::kError;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "common/yaml_reader.h"
 #include "engine/condition.h"
 #include "railwatch/v1/query.pb.h"
 
@@ -56,19 +57,6 @@ struct Playbook {
   bool enabled = true;
   // Where it was defined, for messages: "rules/link-flap.yaml:3:3".
   std::string source;
-};
-
-struct LoadProblem {
-  enum class Level { kError, kWarning };
-  Level level = Level::kError;
-  std::string file;
-  int line = 0;    // 1-based; 0 when the problem concerns the whole file
-  int column = 0;  // 1-based
-  std::string code;  // stable identifier, e.g. "unknown-key", "bad-condition"
-  std::string message;
-
-  // file:line:column: error[code]: message
-  std::string ToString() const;
 };
 
 struct LoadResult {

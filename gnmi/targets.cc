@@ -10,99 +10,75 @@
 #include "absl/strings/str_join.h"
 #include "common/labels.h"
 #include "common/text.h"
-#include "yaml-cpp/yaml.h"
+#include "common/yaml_reader.h"
 
 namespace railwatch {
 namespace {
 
-// Collects every problem of one file, each with file:line:column, so that a user fixes them
-// all in one go.
+// Reads one targets file, collecting every problem (common/yaml_reader.h) so that a user
+// fixes them all in one go.
 class TargetsLoader {
  public:
   TargetsLoader(std::string_view file_name, std::filesystem::path base_dir)
-      : file_(file_name), base_dir_(std::move(base_dir)) {}
+      : problems_(std::string(file_name)), base_dir_(std::move(base_dir)) {}
 
   std::vector<GnmiTargetConfig> Load(std::string_view yaml) {
-    YAML::Node root;
-    try {
-      root = YAML::Load(std::string(yaml));
-    } catch (const YAML::Exception& e) {
-      ProblemAt(e.mark, e.msg);
-      return {};
-    }
-    if (!root.IsMap()) {
-      Problem(root, "expected a mapping with `targets:` (and optionally `defaults:`)");
-      return {};
-    }
-    for (const auto& kv : root) {
-      const std::string key = kv.first.as<std::string>("");
-      if (key != "defaults" && key != "targets") Problem(kv.first, "unknown key `" + key + "`");
-    }
+    const YAML::Node root = ParseYaml(std::string(yaml), problems_);
+    if (!root.IsDefined()) return {};
+    YamlMap top(root, "a targets file", problems_, "with `targets:` (and optionally `defaults:`)");
+    if (!top.ok()) return {};
     GnmiTargetConfig defaults;
-    if (YAML::Node d = root["defaults"]; d) {
-      if (!d.IsMap()) {
-        Problem(d, "`defaults` must be a mapping");
-      } else {
-        ReadSettings(d, defaults, /*is_target=*/false);
-      }
+    if (YAML::Node d = top.Get("defaults"); d.IsDefined()) {
+      YamlMap map(d, "`defaults`", problems_);
+      if (map.ok()) ReadSettings(map, defaults);
     }
-    YAML::Node list = root["targets"];
-    if (!list || !list.IsSequence() || list.size() == 0) {
-      Problem(list ? list : root, "`targets` must be a non-empty list");
+    YAML::Node list = top.Get("targets");
+    top.Finish();
+    if (!list.IsDefined() || !list.IsSequence() || list.size() == 0) {
+      problems_.Error(list.IsDefined() ? list : root, "bad-value",
+                      "`targets` must be a non-empty list");
       return {};
     }
     std::vector<GnmiTargetConfig> out;
     std::set<std::string> names;
     for (const YAML::Node& item : list) {
-      if (!item.IsMap()) {
-        Problem(item, "a target must be a mapping with `name` and `address`");
-        continue;
-      }
+      YamlMap target(item, "a target", problems_, "with `name` and `address`");
+      if (!target.ok()) continue;
       GnmiTargetConfig t = defaults;
-      t.origin = absl::StrCat(file_, ":", item.Mark().line + 1);
-      ReadSettings(item, t, /*is_target=*/true);
-      if (t.name.empty()) Problem(item, "target without `name`");
-      if (t.address.empty()) Problem(item, "target without `address` (host:port)");
+      t.origin = absl::StrCat(problems_.file(), ":", item.Mark().line + 1);
+      target.String("name", t.name);
+      if (target.String("address", t.address) && t.address.find(':') == std::string::npos) {
+        problems_.Error(target.Get("address"), "bad-value",
+                        "address `" + t.address + "` has no port (host:port)");
+      }
+      ReadSettings(target, t);
+      if (t.name.empty()) problems_.Error(item, "missing-key", "target without `name`");
+      if (t.address.empty()) {
+        problems_.Error(item, "missing-key", "target without `address` (host:port)");
+      }
       if (!t.name.empty() && !names.insert(t.name).second) {
-        Problem(item["name"], "duplicate target name `" + t.name + "`");
+        problems_.Error(target.Get("name"), "duplicate", "duplicate target name `" + t.name + "`");
       }
       out.push_back(std::move(t));
     }
     return out;
   }
 
-  const std::vector<std::string>& problems() const { return problems_; }
+  const YamlProblems& problems() const { return problems_; }
 
  private:
-  void Problem(const YAML::Node& at, const std::string& message) { ProblemAt(at.Mark(), message); }
-  void ProblemAt(const YAML::Mark& m, const std::string& message) {
-    if (m.is_null()) {
-      problems_.push_back(absl::StrCat(file_, ": ", message));
-    } else {
-      problems_.push_back(absl::StrCat(file_, ":", m.line + 1, ":", m.column + 1, ": ", message));
-    }
-  }
-
-  bool Scalar(const YAML::Node& n, std::string& out) {
-    if (!n.IsScalar()) {
-      Problem(n, "expected a single value");
-      return false;
-    }
-    out = n.Scalar();
-    return true;
-  }
-
   std::filesystem::path Resolve(const std::string& p) const {
     std::filesystem::path path(p);
     return path.is_absolute() ? path : base_dir_ / path;
   }
 
-  // Reads a file named at `n`, reporting a problem at `n` when it cannot be read.
-  bool ReadNamedFile(const YAML::Node& n, std::string& file, std::string& contents) {
-    if (!Scalar(n, file)) return false;
+  // Reads the file named at `key`, reporting a problem there when it cannot be read.
+  bool ReadNamedFile(YamlMap& map, std::string_view key, std::string& file,
+                     std::string& contents) {
+    if (!map.String(key, file)) return false;
     absl::StatusOr<std::string> text = ReadFile(Resolve(file).string());
     if (!text.ok()) {
-      Problem(n, std::string(text.status().message()));
+      problems_.Error(map.Get(key), "unreadable", std::string(text.status().message()));
       return false;
     }
     contents = *std::move(text);
@@ -110,73 +86,39 @@ class TargetsLoader {
   }
 
   void ReadTls(const YAML::Node& n, GnmiTlsConfig& tls) {
-    if (!n.IsMap()) {
-      Problem(n, "`tls` must be a mapping (ca, cert, key, server_name)");
-      return;
-    }
-    for (const auto& kv : n) {
-      const std::string key = kv.first.as<std::string>("");
-      if (key == "ca") {
-        ReadNamedFile(kv.second, tls.ca_file, tls.ca_pem);
-      } else if (key == "cert") {
-        ReadNamedFile(kv.second, tls.cert_file, tls.cert_pem);
-      } else if (key == "key") {
-        ReadNamedFile(kv.second, tls.key_file, tls.key_pem);
-      } else if (key == "server_name") {
-        Scalar(kv.second, tls.server_name);
-      } else {
-        Problem(kv.first, "unknown tls key `" + key + "` (ca, cert, key, server_name)");
-      }
-    }
+    YamlMap map(n, "`tls`", problems_, "(ca, cert, key, server_name)");
+    if (!map.ok()) return;
+    ReadNamedFile(map, "ca", tls.ca_file, tls.ca_pem);
+    ReadNamedFile(map, "cert", tls.cert_file, tls.cert_pem);
+    ReadNamedFile(map, "key", tls.key_file, tls.key_pem);
+    map.String("server_name", tls.server_name);
+    map.Finish();
     if (tls.cert_file.empty() != tls.key_file.empty()) {
-      Problem(n, "`cert` and `key` go together (client certificate for mTLS)");
+      problems_.Error(n, "bad-value", "`cert` and `key` go together (client certificate for mTLS)");
     }
   }
 
-  void ReadSettings(const YAML::Node& map, GnmiTargetConfig& t, bool is_target) {
-    for (const auto& kv : map) {
-      const std::string key = kv.first.as<std::string>("");
-      const YAML::Node& v = kv.second;
-      if (is_target && key == "name") {
-        Scalar(v, t.name);
-      } else if (is_target && key == "address") {
-        if (Scalar(v, t.address) && t.address.find(':') == std::string::npos) {
-          Problem(v, "address `" + t.address + "` has no port (host:port)");
-        }
-      } else if (key == "profile") {
-        Scalar(v, t.profile);
-      } else if (key == "sample_interval") {
-        std::string text;
-        if (!Scalar(v, text)) continue;
-        absl::StatusOr<absl::Duration> d = ParseDuration(text);
-        if (!d.ok() || *d <= absl::ZeroDuration()) {
-          Problem(v, "sample_interval `" + text + "` is not a positive duration (1s, 500ms)");
-        } else {
-          t.sample_interval = *d;
-        }
-      } else if (key == "username") {
-        Scalar(v, t.username);
-      } else if (key == "password") {
-        Scalar(v, t.password);
-      } else if (key == "password_file") {
-        std::string file;
-        if (ReadNamedFile(v, file, t.password)) {
-          // Editors and `echo` leave a newline that is not part of the password.
-          t.password = std::string(absl::StripTrailingAsciiWhitespace(t.password));
-        }
-      } else if (key == "tls") {
-        GnmiTlsConfig tls = t.tls.value_or(GnmiTlsConfig{});
-        ReadTls(v, tls);
-        t.tls = std::move(tls);
-      } else {
-        Problem(kv.first, "unknown key `" + key + "`");
-      }
+  // The settings a target and `defaults` share; reports the keys neither knows.
+  void ReadSettings(YamlMap& map, GnmiTargetConfig& t) {
+    map.String("profile", t.profile);
+    map.Duration("sample_interval", t.sample_interval);
+    map.String("username", t.username);
+    map.String("password", t.password);
+    std::string file;
+    if (ReadNamedFile(map, "password_file", file, t.password)) {
+      // Editors and `echo` leave a newline that is not part of the password.
+      t.password = std::string(absl::StripTrailingAsciiWhitespace(t.password));
     }
+    if (YAML::Node tls_node = map.Get("tls"); tls_node.IsDefined()) {
+      GnmiTlsConfig tls = t.tls.value_or(GnmiTlsConfig{});
+      ReadTls(tls_node, tls);
+      t.tls = std::move(tls);
+    }
+    map.Finish();
   }
 
-  std::string file_;
+  YamlProblems problems_;
   std::filesystem::path base_dir_;
-  std::vector<std::string> problems_;
 };
 
 absl::StatusOr<std::vector<GnmiTargetConfig>> Load(std::string_view yaml,
@@ -184,9 +126,7 @@ absl::StatusOr<std::vector<GnmiTargetConfig>> Load(std::string_view yaml,
                                                    std::filesystem::path base_dir) {
   TargetsLoader loader(file_name, std::move(base_dir));
   std::vector<GnmiTargetConfig> targets = loader.Load(yaml);
-  if (!loader.problems().empty()) {
-    return absl::InvalidArgumentError(absl::StrJoin(loader.problems(), "\n"));
-  }
+  if (absl::Status s = loader.problems().ToStatus(); !s.ok()) return s;
   return targets;
 }
 

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/text.h"
 
 namespace railwatch::sim {
 
@@ -123,7 +124,7 @@ absl::StatusOr<Scenario> LoadScenarioFile(const std::string& path);
 // The same on text; `file` names it in messages and gives the default name.
 absl::StatusOr<Scenario> ParseScenario(absl::string_view yaml, const std::string& file);
 
-// The closest of `known` to `word` when it is close enough to be a typo; "" otherwise.
-std::string ClosestWord(absl::string_view word, const std::vector<std::string>& known);
+// The nearest known word, when `word` is a typo of it (common/text.h).
+using ::railwatch::ClosestWord;
 
 }  // namespace railwatch::sim

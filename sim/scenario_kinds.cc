@@ -146,40 +146,4 @@ std::vector<std::string> SimSwitchNames(const ScenarioTopology& t) {
   return names;
 }
 
-namespace {
-
-// Edits between two words, a swap of two neighbours counting as one (optimal string alignment).
-size_t EditDistance(absl::string_view a, absl::string_view b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    for (size_t j = 1; j <= b.size(); ++j) {
-      d[i][j] = std::min(
-          {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1] ? 1u : 0u)});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[a.size()][b.size()];
-}
-
-}  // namespace
-
-std::string ClosestWord(absl::string_view word, const std::vector<std::string>& known) {
-  std::string best;
-  size_t best_distance = 0;
-  for (const std::string& k : known) {
-    const size_t d = EditDistance(word, k);
-    if (best.empty() || d < best_distance) {
-      best = k;
-      best_distance = d;
-    }
-  }
-  // A typo: one letter in a short word, two (a swap) or a third of a longer one.
-  const size_t allowed = word.size() <= 3 ? 1 : std::max<size_t>(2, word.size() / 3);
-  return best_distance <= allowed ? best : "";
-}
-
 }  // namespace railwatch::sim

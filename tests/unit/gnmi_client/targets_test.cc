@@ -79,12 +79,12 @@ targets:
   auto targets = LoadGnmiTargetsFile(path);
   ASSERT_FALSE(targets.ok());
   const std::string m(targets.status().message());
-  EXPECT_NE(m.find(path + ":2:20: sample_interval `soon`"), std::string::npos) << m;
-  EXPECT_NE(m.find(path + ":5:14: address `127.0.0.1` has no port"), std::string::npos) << m;
-  EXPECT_NE(m.find(path + ":6:11: duplicate target name `leaf-r0`"), std::string::npos) << m;
-  EXPECT_NE(m.find(path + ":8:5: unknown key `colour`"), std::string::npos) << m;
-  EXPECT_NE(m.find(path + ":9:5: target without `name`"), std::string::npos) << m;
-  EXPECT_NE(m.find(path + ":10:20:"), std::string::npos) << m;  // unreadable password file
+  EXPECT_NE(m.find(path + ":2:20: error[bad-value]: sample_interval `soon`"), std::string::npos) << m;
+  EXPECT_NE(m.find(path + ":5:14: error[bad-value]: address `127.0.0.1` has no port"), std::string::npos) << m;
+  EXPECT_NE(m.find(path + ":6:11: error[duplicate]: duplicate target name `leaf-r0`"), std::string::npos) << m;
+  EXPECT_NE(m.find(path + ":8:5: error[unknown-key]: unknown key `colour` in a target"), std::string::npos) << m;
+  EXPECT_NE(m.find(path + ":9:5: error[missing-key]: target without `name`"), std::string::npos) << m;
+  EXPECT_NE(m.find(path + ":10:20: error[unreadable]:"), std::string::npos) << m;  // unreadable password file
   // The secret's value never appears; the file name does.
   EXPECT_NE(m.find("/nonexistent/railwatch-pw"), std::string::npos) << m;
 }
@@ -93,6 +93,16 @@ TEST_F(TargetsFileTest, SyntaxErrorsAndEmptyListsAreErrors) {
   auto broken = LoadGnmiTargetsString("targets: [\n  {name: a", "broken.yaml");
   ASSERT_FALSE(broken.ok());
   EXPECT_NE(std::string(broken.status().message()).find("broken.yaml:"), std::string::npos);
+  EXPECT_NE(std::string(broken.status().message()).find("error[yaml-syntax]"), std::string::npos);
+  // A misspelt key names the one it was meant to be.
+  auto typo = LoadGnmiTargetsString("targets:\n  - name: a\n    address: h:1\n    profle: x\n",
+                                    "typo.yaml");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(std::string(typo.status().message())
+                .find("typo.yaml:4:5: error[unknown-key]: unknown key `profle` in a target "
+                      "(did you mean `profile`?)"),
+            std::string::npos)
+      << typo.status();
   auto empty = LoadGnmiTargetsString("targets: []\n", "empty.yaml");
   ASSERT_FALSE(empty.ok());
   EXPECT_NE(std::string(empty.status().message()).find("non-empty"), std::string::npos);
@@ -108,7 +118,7 @@ TEST_F(TargetsFileTest, MutualTlsNeedsCertAndKeyTogether) {
     tls: {cert: agent.pem}
 )"));
   ASSERT_FALSE(t.ok());
-  EXPECT_NE(std::string(t.status().message()).find("t.yaml:4:10: `cert` and `key` go together"),
+  EXPECT_NE(std::string(t.status().message()).find("t.yaml:4:10: error[bad-value]: `cert` and `key` go together"),
             std::string::npos)
       << t.status();
 }
