@@ -5,7 +5,8 @@
 // file still read) and typed getters on a mapping that report a key nobody asked for as
 // error[unknown-key] with the nearest known key suggested.
 //
-// Used by the gNMI targets file (gnmi/targets.cc); playbooks and rule tests use LoadProblem.
+// Used by the gNMI targets file (gnmi/targets.cc) and the Query API's access file
+// (daemon/auth_access.cc); playbooks and rule tests use LoadProblem.
 // The other loaders are still to move onto it (issue 20 item 3, docs/ARCHITECTURE.md
 // "How to add ... a configuration file").
 

@@ -10,25 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/text.h"
-#include "yaml-cpp/yaml.h"
+#include "common/yaml_reader.h"
 
 namespace railwatch {
 namespace {
-
-// Collects problems as path:line:column: message.
-class Problems {
- public:
-  explicit Problems(const std::string& path) : path_(path) {}
-  void Add(const YAML::Mark& mark, const std::string& message) {
-    lines_.push_back(absl::StrCat(path_, ":", mark.line + 1, ":", mark.column + 1, ": ", message));
-  }
-  bool empty() const { return lines_.empty(); }
-  std::string Joined() const { return absl::StrJoin(lines_, "\n"); }
-
- private:
-  const std::string& path_;
-  std::vector<std::string> lines_;
-};
 
 std::optional<Role> ParseRole(const std::string& text) {
   if (text == "read-only") return Role::kReadOnly;
@@ -45,92 +30,87 @@ bool IsSha256Hex(const std::string& s) {
   return true;
 }
 
-// The scalar under `key` of a map entry, or "" with a problem when it is missing or not text.
-std::string Scalar(const YAML::Node& entry, const char* key, Problems& problems) {
-  const YAML::Node value = entry[key];
-  if (!value || !value.IsScalar() || value.Scalar().empty()) {
-    problems.Add(entry.Mark(), absl::StrCat("missing ", key));
-    return "";
-  }
-  return value.Scalar();
+// The text under `key`, or "" with error[missing-key] at the entry when it is absent or empty.
+std::string Required(YamlMap& entry, const char* key, YamlProblems& problems) {
+  std::string value;
+  const bool read = entry.String(key, value);
+  if (!read && entry.Get(key).IsDefined()) return "";  // not text: error[bad-type] said so
+  if (value.empty()) problems.Error(entry.node(), "missing-key", absl::StrCat("missing ", key));
+  return value;
 }
 
-Role EntryRole(const YAML::Node& entry, bool allow_none, Problems& problems) {
-  const std::string text = Scalar(entry, "role", problems);
+Role EntryRole(YamlMap& entry, bool allow_none, YamlProblems& problems) {
+  const std::string text = Required(entry, "role", problems);
   if (text.empty()) return Role::kNone;
   std::optional<Role> role = ParseRole(text);
   if (!role || (*role == Role::kNone && !allow_none)) {
-    problems.Add(entry["role"].Mark(),
-                 absl::StrCat("role \"", text, "\": expected read-only or admin"));
+    problems.Error(entry.Get("role"), "bad-value",
+                   absl::StrCat("role \"", text, "\": expected read-only or admin"));
     return Role::kNone;
   }
   return *role;
 }
 
-void CheckKeys(const YAML::Node& map, const std::set<std::string>& known, Problems& problems) {
-  for (const auto& kv : map) {
-    const std::string key = kv.first.Scalar();
-    if (known.contains(key)) continue;
-    if (key == "token") {
-      problems.Add(kv.first.Mark(),
-                   "a token in clear: write its SHA-256 instead (sha256: <printf %s TOKEN | "
-                   "sha256sum>), so that the file holds no secret");
-    } else {
-      problems.Add(kv.first.Mark(), absl::StrCat("unknown key \"", key, "\"; expected ",
-                                                 absl::StrJoin(known, ", ")));
+// A token in clear is refused with its own message (and never repeated in it).
+void RefuseClearToken(YamlMap& entry, YamlProblems& problems) {
+  if (const YAML::Node clear = entry.Get("token"); clear.IsDefined()) {
+    for (const auto& kv : entry.node()) {
+      if (kv.first.IsScalar() && kv.first.Scalar() == "token") {
+        problems.Error(kv.first, "secret-in-clear",
+                       "a token in clear: write its SHA-256 instead (sha256: <printf %s TOKEN | "
+                       "sha256sum>), so that the file holds no secret");
+      }
     }
   }
 }
 
-void ParseTokens(const YAML::Node& list, AccessFile& file, Problems& problems) {
+void ParseTokens(const YAML::Node& list, AccessFile& file, YamlProblems& problems) {
   if (!list.IsSequence()) {
-    problems.Add(list.Mark(), "tokens: expected a list of {name, role, sha256}");
+    problems.Error(list, "bad-type", "tokens: expected a list of {name, role, sha256}");
     return;
   }
   std::set<std::string> names, hashes;
-  for (const YAML::Node& entry : list) {
-    if (!entry.IsMap()) {
-      problems.Add(entry.Mark(), "expected {name, role, sha256}");
-      continue;
-    }
-    CheckKeys(entry, {"name", "role", "sha256"}, problems);
+  for (const YAML::Node& node : list) {
+    YamlMap entry(node, "a token", problems, "{name, role, sha256}");
+    if (!entry.ok()) continue;
     AccessFile::Token token;
-    token.name = Scalar(entry, "name", problems);
+    token.name = Required(entry, "name", problems);
     token.role = EntryRole(entry, /*allow_none=*/false, problems);
-    token.sha256 = absl::AsciiStrToLower(Scalar(entry, "sha256", problems));
+    token.sha256 = absl::AsciiStrToLower(Required(entry, "sha256", problems));
     if (!token.sha256.empty() && !IsSha256Hex(token.sha256)) {
-      problems.Add(entry["sha256"].Mark(),
-                   "sha256: expected 64 hex digits (printf %s TOKEN | sha256sum)");
+      problems.Error(entry.Get("sha256"), "bad-value",
+                     "sha256: expected 64 hex digits (printf %s TOKEN | sha256sum)");
     }
     if (!token.name.empty() && !names.insert(token.name).second) {
-      problems.Add(entry.Mark(), absl::StrCat("token name \"", token.name, "\" given twice"));
+      problems.Error(node, "duplicate", absl::StrCat("token name \"", token.name, "\" given twice"));
     }
     if (!token.sha256.empty() && !hashes.insert(token.sha256).second) {
-      problems.Add(entry.Mark(), absl::StrCat("token \"", token.name,
-                                              "\" has the same sha256 as an earlier one"));
+      problems.Error(node, "duplicate", absl::StrCat("token \"", token.name,
+                                                    "\" has the same sha256 as an earlier one"));
     }
+    RefuseClearToken(entry, problems);
+    entry.Finish();
     file.tokens.push_back(std::move(token));
   }
 }
 
-void ParseCertificates(const YAML::Node& list, AccessFile& file, Problems& problems) {
+void ParseCertificates(const YAML::Node& list, AccessFile& file, YamlProblems& problems) {
   if (!list.IsSequence()) {
-    problems.Add(list.Mark(), "certificates: expected a list of {identity, role}");
+    problems.Error(list, "bad-type", "certificates: expected a list of {identity, role}");
     return;
   }
   std::set<std::string> identities;
-  for (const YAML::Node& entry : list) {
-    if (!entry.IsMap()) {
-      problems.Add(entry.Mark(), "expected {identity, role}");
-      continue;
-    }
-    CheckKeys(entry, {"identity", "role"}, problems);
+  for (const YAML::Node& node : list) {
+    YamlMap entry(node, "a certificate", problems, "{identity, role}");
+    if (!entry.ok()) continue;
     AccessFile::Certificate cert;
-    cert.identity = Scalar(entry, "identity", problems);
+    cert.identity = Required(entry, "identity", problems);
     cert.role = EntryRole(entry, /*allow_none=*/true, problems);
     if (!cert.identity.empty() && !identities.insert(cert.identity).second) {
-      problems.Add(entry.Mark(), absl::StrCat("identity \"", cert.identity, "\" given twice"));
+      problems.Error(node, "duplicate",
+                     absl::StrCat("identity \"", cert.identity, "\" given twice"));
     }
+    entry.Finish();
     file.certificates.push_back(std::move(cert));
   }
 }
@@ -163,42 +143,32 @@ std::string Sha256Hex(std::string_view text) {
 }
 
 absl::StatusOr<AccessFile> ParseAccessFile(const std::string& path, const std::string& text) {
-  Problems problems(path);
+  YamlProblems problems(path);
   AccessFile file;
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    problems.Add(e.mark, e.msg);
-    return absl::InvalidArgumentError(problems.Joined());
-  }
+  const YAML::Node root = ParseYaml(text, problems);
+  if (!root.IsDefined()) return problems.ToStatus();
   if (root.IsNull()) return file;  // an empty file: nobody has a token
-  if (!root.IsMap()) {
-    problems.Add(root.Mark(), "expected a map with tokens, certificates, default_certificate_role");
-    return absl::InvalidArgumentError(problems.Joined());
+  YamlMap top(root, "the access file", problems,
+              "with tokens, certificates, default_certificate_role");
+  if (!top.ok()) return problems.ToStatus();
+  if (const YAML::Node tokens = top.Get("tokens"); tokens.IsDefined() && !tokens.IsNull()) {
+    ParseTokens(tokens, file, problems);
   }
-  try {
-    CheckKeys(root, {"tokens", "certificates", "default_certificate_role"}, problems);
-    if (const YAML::Node tokens = root["tokens"]; tokens && !tokens.IsNull()) {
-      ParseTokens(tokens, file, problems);
-    }
-    if (const YAML::Node certs = root["certificates"]; certs && !certs.IsNull()) {
-      ParseCertificates(certs, file, problems);
-    }
-    if (const YAML::Node role = root["default_certificate_role"]; role) {
-      std::optional<Role> r = role.IsScalar() ? ParseRole(role.Scalar()) : std::nullopt;
-      if (!r || *r == Role::kAdmin) {
-        problems.Add(role.Mark(),
+  if (const YAML::Node certs = top.Get("certificates"); certs.IsDefined() && !certs.IsNull()) {
+    ParseCertificates(certs, file, problems);
+  }
+  if (const YAML::Node role = top.Get("default_certificate_role"); role.IsDefined()) {
+    std::optional<Role> r = role.IsScalar() ? ParseRole(role.Scalar()) : std::nullopt;
+    if (!r || *r == Role::kAdmin) {
+      problems.Error(role, "bad-value",
                      "default_certificate_role: expected none or read-only (grant "
                      "admin to named identities under certificates)");
-      } else {
-        file.default_certificate_role = *r;
-      }
+    } else {
+      file.default_certificate_role = *r;
     }
-  } catch (const YAML::Exception& e) {
-    problems.Add(e.mark, e.msg);
   }
-  if (!problems.empty()) return absl::InvalidArgumentError(problems.Joined());
+  top.Finish();
+  if (absl::Status s = problems.ToStatus(); !s.ok()) return s;
   return file;
 }
 

@@ -235,7 +235,7 @@ TEST_F(AuthQueryTest, ABrokenAccessFileStopsTheStart) {
   Daemon daemon(o);
   absl::Status s = daemon.Start();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr(o.query_tokens + ":2:21: role \"root\""));
+  EXPECT_THAT(s.message(), HasSubstr(o.query_tokens + ":2:21: error[bad-value]: role \"root\""));
 
   o.query_tokens = dir_.path() + "/missing.yaml";
   Daemon missing(o);

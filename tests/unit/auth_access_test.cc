@@ -75,17 +75,26 @@ TEST(AuthAccessTest, EveryProblemHasItsLine) {
                           "extra: 1\n");                        // line 9
   ASSERT_FALSE(f.ok());
   const std::string m(f.status().message());
-  EXPECT_THAT(m, HasSubstr("access.yaml:2:21: role \"root\": expected read-only or admin"));
-  EXPECT_THAT(m, HasSubstr("access.yaml:3:36: sha256: expected 64 hex digits"));
-  EXPECT_THAT(m, HasSubstr("access.yaml:4:28: a token in clear: write its SHA-256 instead"));
+  EXPECT_THAT(m, HasSubstr("access.yaml:2:21: error[bad-value]: role \"root\": expected read-only or admin"));
+  EXPECT_THAT(m, HasSubstr("access.yaml:3:36: error[bad-value]: sha256: expected 64 hex digits"));
+  EXPECT_THAT(m, HasSubstr("access.yaml:4:28: error[secret-in-clear]: a token in clear: write its SHA-256 instead"));
   EXPECT_THAT(m, ::testing::Not(HasSubstr("hunter2")));
-  EXPECT_THAT(m, HasSubstr("access.yaml:4:5: missing sha256"));
-  EXPECT_THAT(m, HasSubstr("access.yaml:5:5: token name \"a\" given twice"));
+  EXPECT_THAT(m, HasSubstr("access.yaml:4:5: error[missing-key]: missing sha256"));
+  EXPECT_THAT(m, HasSubstr("access.yaml:5:5: error[duplicate]: token name \"a\" given twice"));
   EXPECT_THAT(m, HasSubstr("same sha256 as an earlier one"));
-  EXPECT_THAT(m, HasSubstr("access.yaml:7:5: missing identity"));
-  EXPECT_THAT(m, HasSubstr("access.yaml:8:27: default_certificate_role: expected none or "
+  EXPECT_THAT(m, HasSubstr("access.yaml:7:5: error[missing-key]: missing identity"));
+  EXPECT_THAT(m, HasSubstr("access.yaml:8:27: error[bad-value]: default_certificate_role: expected none or "
                            "read-only"));
-  EXPECT_THAT(m, HasSubstr("access.yaml:9:1: unknown key \"extra\""));
+  EXPECT_THAT(m, HasSubstr("access.yaml:9:1: error[unknown-key]: unknown key `extra` in the access file"));
+  // The clear token is refused once, not also as an unknown key.
+  EXPECT_THAT(m, ::testing::Not(HasSubstr("unknown key `token`")));
+  // A misspelt key names the one it was meant to be.
+  absl::StatusOr<AccessFile> typo = ParseAccessFile(
+      "access.yaml", "certificates:\n  - {identity: a, role: admin}\ndefault_certficate_role: none\n");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_THAT(typo.status().message(),
+              HasSubstr("access.yaml:3:1: error[unknown-key]: unknown key `default_certficate_role` "
+                        "in the access file (did you mean `default_certificate_role`?)"));
 }
 
 TEST(AuthAccessTest, MalformedYamlIsAClearError) {
@@ -94,7 +103,7 @@ TEST(AuthAccessTest, MalformedYamlIsAClearError) {
   EXPECT_THAT(f.status().message(), HasSubstr("access.yaml:"));
   f = ParseAccessFile("access.yaml", "- just\n- a list\n");
   ASSERT_FALSE(f.ok());
-  EXPECT_THAT(f.status().message(), HasSubstr("access.yaml:1:1: expected a map"));
+  EXPECT_THAT(f.status().message(), HasSubstr("access.yaml:1:1: error[bad-type]: the access file must be a mapping"));
   f = ParseAccessFile("access.yaml", "tokens: {name: a}\n");
   ASSERT_FALSE(f.ok());
   EXPECT_THAT(f.status().message(), HasSubstr("tokens: expected a list"));
