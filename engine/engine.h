@@ -14,9 +14,16 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "engine/alert.h"
+#include "engine/alert_history.h"
+#include "engine/correlator.h"
+#include "engine/diagnosis_state.h"
 #include "engine/diagnosis_text.h"
+#include "engine/enricher.h"
 #include "engine/playbook.h"
-#include "engine/worker_pool.h"
+#include "engine/playbook_state.h"
+#include "engine/scheduler.h"
+#include "engine/state_saver.h"
 #include "store/event_store.h"
 #include "topology/fabric_map.h"
 #include "railwatch/v1/query.pb.h"
@@ -43,9 +50,6 @@ class DiagnosisListener {
   virtual void OnRestored(const v1::Diagnosis& diagnosis) {}
 };
 
-// What happened to a diagnosis in one evaluation.
-enum class Transition { kPending, kFiring, kResolved, kPendingCleared };
-
 // Evaluates playbooks against the series store and event log and keeps the diagnoses they
 // raise.
 //
@@ -69,6 +73,15 @@ enum class Transition { kPending, kFiring, kResolved, kPendingCleared };
 // Playbooks' conditions are evaluated in parallel on `threads` threads (each condition on one
 // thread at a time); what follows from them (pending, firing, explained, resolved) is applied
 // on one thread in the order above, so the result does not depend on `threads`.
+//
+// The engine is the owner of its parts, each in its own file: EvaluationScheduler and
+// ConditionSchedule (scheduler.h: when, and on which threads), one PlaybookState per playbook
+// (playbook_state.h: the pending/firing/resolved state machine over its own AlertRecords,
+// alert.h), the Correlator (correlator.h: which active cause explains a result), the Enricher
+// (enricher.h: culprit, words, runbook, blast radius, evidence), AlertHistory
+// (alert_history.h: resolved diagnoses and repeat offenders) and StateSaver (state_saver.h:
+// the state file). The Query API's v1::Diagnosis is built from an AlertRecord only where it
+// leaves the engine (List, Get, listeners, the state file).
 class Engine {
  public:
   struct Options {
@@ -159,117 +172,42 @@ class Engine {
                                     bool event);
 
  private:
-  // Resolve times kept per key for repeat-offender counts.
-  static constexpr size_t kMaxIncidentTimes = 64;
-
-  // A symptom result folded into a cause.
-  struct Symptom {
-    std::string playbook;
-    Labels labels;
-    double value = 0;
-    std::string series;  // the first evidence series (or event), formatted
-    std::string raw;     // the newest event's raw line, when the symptom came from events
-    int64_t first_seen = 0;
-    int64_t last_seen = 0;
-  };
-  struct Active {
-    v1::Diagnosis diagnosis;
-    const Playbook* playbook = nullptr;
-    std::string key;     // group key (without the playbook)
-    Labels labels;       // the first element's labels, topology-enriched
-    BlastRadius blast;
-    int64_t last_true = 0;
-    // The condition's largest value (in magnitude) while it held, for {{peak}}.
-    double peak = 0;
-    // The element's labels and value when it last held, for the summary once it is quiet.
-    Labels words;
-    double last_value = 0;
-    // Restored: held (not resolved for lack of data) until then.
-    int64_t hold_until = 0;
-    absl::flat_hash_map<std::string, Symptom> symptoms;  // by playbook + '\0' + key
-  };
-  struct Candidate {
-    std::string key;
-    Labels labels;  // enriched
-    double value = 0;
-    // Every element of it is unknown (VectorElement::unknown): a window does not yet hold its
-    // data. It neither starts a diagnosis nor resolves one.
-    bool unknown = false;
-    std::vector<EvidenceRef> evidence;
-    std::vector<EventEvidence> events;
-  };
-  struct Runbook {
-    std::string text;
-    std::vector<std::string> commands;  // templates
-  };
-
-  void Run();
+  // One evaluation (EvaluateOnce holds eval_mu_).
+  void Evaluate() ABSL_EXCLUSIVE_LOCKS_REQUIRED(eval_mu_);
   // Events appended to the event store since the last call (a poke that came with one).
   bool EventsArrived();
-  void EvaluatePlaybook(const Playbook& pb, int64_t now, std::vector<Candidate> candidates,
-                        std::vector<std::pair<Transition, v1::Diagnosis>>& transitions)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::vector<Candidate> Candidates(const Playbook& pb, int64_t now) const;
-  // The diagnosis' summary: now (quiet_since 0), or once its condition stopped holding at
-  // quiet_since while it is kept firing.
-  static std::string Summary(const Playbook& pb, const Active& a, int64_t quiet_since);
-  // The active cause that explains this symptom result, or nullptr.
-  // An active diagnosis that `symptom` is an effect of; only a firing one when `firing_only`.
-  Active* FindCause(const Playbook& symptom, const Candidate& c, int64_t first_seen,
-                    bool firing_only)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool Related(const ExplainRule& rule, const Active& cause, const Labels& symptom) const;
-  void Attach(Active& cause, const Playbook& symptom, const Candidate& c, int64_t first_seen,
-              int64_t now);
-  void Resolve(const std::string& full_key, int64_t now, const std::string& explained_by,
-               std::vector<std::pair<Transition, v1::Diagnosis>>& transitions)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void FillEvidence(const Candidate& c, const Active& a, int64_t now, v1::Diagnosis& d) const;
-  void FillBlastRadius(Active& a) const;
-  // Saves the active diagnoses at once when one fired or resolved (`urgent`), else when the
-  // save interval has passed and there is something new to save (`changed`: a pending one
-  // came or went; any active one: its evidence moves).
+  AlertMap& AlertsOf(const Playbook& pb) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The active diagnoses and incident times as the state file keeps them.
+  EngineState Snapshot(int64_t now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Saves the state (StateSaver decides whether it is time).
   void SaveState(bool urgent, bool changed, int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(eval_mu_);
-  absl::Status WriteState(int64_t now) ABSL_LOCKS_EXCLUDED(mu_);
-  void FillRunbook(const Playbook& pb, const Labels& labels, double value, v1::Diagnosis& d) const;
 
   const Options options_;
   const std::vector<Playbook> playbooks_;
   SeriesStore& store_;
   const Clock& clock_;
   const Sources sources_;
-  // Evaluation order: playbooks that explain others before the ones they explain.
-  std::vector<const Playbook*> order_;
-  // symptom playbook name -> (cause playbook, rule)
-  absl::flat_hash_map<std::string, std::vector<std::pair<const Playbook*, const ExplainRule*>>>
-      causes_of_;
-  absl::flat_hash_map<std::string, Runbook> runbooks_;  // by playbook name
+  // Evaluation order (causes first) and who explains whom.
+  const Correlator correlator_;
+  const Enricher enricher_;
+  // PlaybookState index by playbook (fixed at construction).
+  absl::flat_hash_map<const Playbook*, size_t> state_index_;
 
   // One evaluation at a time (tests and the engine's thread may both call EvaluateOnce).
   absl::Mutex eval_mu_ ABSL_ACQUIRED_BEFORE(mu_);
-  std::unique_ptr<WorkerPool> pool_;
-  // order_ indices, the costliest condition of the last evaluation first (so that the long
-  // ones start first and the threads finish together), and each one's last cost.
-  std::vector<size_t> schedule_ ABSL_GUARDED_BY(eval_mu_);
-  std::vector<double> cost_seconds_ ABSL_GUARDED_BY(eval_mu_);
-  int64_t last_state_save_ ABSL_GUARDED_BY(eval_mu_) = 0;
-  bool saved_empty_ ABSL_GUARDED_BY(eval_mu_) = true;  // the last save had no diagnosis
-  bool state_failing_ ABSL_GUARDED_BY(eval_mu_) = false;
+  ConditionSchedule conditions_;  // run under eval_mu_
+  StateSaver saver_ ABSL_GUARDED_BY(eval_mu_);
 
   mutable absl::Mutex mu_;
-  // key: playbook + '\0' + group key
-  absl::flat_hash_map<std::string, Active> active_ ABSL_GUARDED_BY(mu_);
-  std::deque<v1::Diagnosis> resolved_ ABSL_GUARDED_BY(mu_);
-  // key -> times earlier incidents resolved (repeat offenders), newest last, bounded.
-  absl::flat_hash_map<std::string, std::deque<int64_t>> incidents_ ABSL_GUARDED_BY(mu_);
+  // One per playbook, in the correlator's order.
+  std::vector<PlaybookState> states_ ABSL_GUARDED_BY(mu_);
+  AlertHistory history_ ABSL_GUARDED_BY(mu_);
   std::vector<DiagnosisListener*> listeners_ ABSL_GUARDED_BY(mu_);
   Stats stats_ ABSL_GUARDED_BY(mu_);
 
-  absl::Mutex wake_mu_;
-  bool poked_ ABSL_GUARDED_BY(wake_mu_) = false;
-  bool stopping_ ABSL_GUARDED_BY(wake_mu_) = false;
-  uint64_t events_seen_ = 0;  // the engine's thread only
-  std::thread thread_;
+  uint64_t events_seen_ = 0;  // the scheduler's thread only
+  // Last: its thread evaluates, so it is stopped before anything above goes.
+  EvaluationScheduler scheduler_;
 };
 
 

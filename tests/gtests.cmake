@@ -18,6 +18,7 @@ add_executable(railwatch_unit_tests
   unit/common_test.cc
   unit/engine_correlation_test.cc
   unit/engine_parallel_test.cc
+  unit/engine_parts_test.cc
   unit/engine_test.cc
   unit/playbook_test.cc
   unit/rdma_sysfs_collector_test.cc

@@ -1,18 +1,55 @@
-// Root cause: a symptom result related to an active cause (a playbook's explains: rule) is
-// folded into that cause as evidence instead of raising a diagnosis of its own.
-#include <algorithm>
+#include "engine/correlator.h"
 
+#include <algorithm>
+#include <functional>
+
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "engine/engine.h"
+#include "engine/diagnosis_text.h"
 
 namespace railwatch {
 namespace {
 
 constexpr size_t kMaxSymptoms = 512;
 
+std::string LeafOf(const Labels& l) {
+  std::string leaf = LabelValue(l, "leaf");
+  if (leaf.empty() && LabelValue(l, "role") == "leaf") leaf = LabelValue(l, "switch");
+  return leaf;
+}
+
 }  // namespace
 
-bool Engine::Related(const ExplainRule& rule, const Active& cause, const Labels& s) const {
+Correlator::Correlator(const std::vector<const Playbook*>& playbooks) {
+  absl::flat_hash_map<std::string, const Playbook*> by_name;
+  // A name given twice: the last one counts (as the loader's order would have it).
+  for (const Playbook* pb : playbooks) by_name[pb->name] = pb;
+  for (const Playbook* pb : playbooks) {
+    if (by_name[pb->name] != pb) continue;
+    for (const ExplainRule& rule : pb->explains) {
+      for (const std::string& symptom : rule.playbooks) {
+        if (by_name.contains(symptom)) causes_of_[symptom].push_back({pb, &rule});
+      }
+    }
+  }
+  absl::flat_hash_set<const Playbook*> placed, visiting;
+  std::function<void(const Playbook*)> place = [&](const Playbook* pb) {
+    if (placed.contains(pb) || visiting.contains(pb)) return;
+    visiting.insert(pb);
+    if (auto it = causes_of_.find(pb->name); it != causes_of_.end()) {
+      for (const auto& [cause, rule] : it->second) place(cause);
+    }
+    visiting.erase(pb);
+    placed.insert(pb);
+    order_.push_back(pb);
+  };
+  for (const Playbook* pb : playbooks) {
+    if (by_name[pb->name] == pb) place(pb);
+  }
+}
+
+bool Correlator::Related(const ExplainRule& rule, const AlertRecord& cause, const Labels& s,
+                         const FabricMap* fabric) {
   const Labels& c = cause.labels;
   for (const std::string& name : rule.equal) {
     const std::string* a = FindLabel(c, name);
@@ -29,13 +66,8 @@ bool Engine::Related(const ExplainRule& rule, const Active& cause, const Labels&
     const std::string sh = LabelValue(s, "host"), sph = LabelValue(s, "peer_host");
     return eq(ch, sh) || eq(ch, sph) || eq(cph, sh);
   }
-  auto leaf_of = [](const Labels& l) {
-    std::string leaf = LabelValue(l, "leaf");
-    if (leaf.empty() && LabelValue(l, "role") == "leaf") leaf = LabelValue(l, "switch");
-    return leaf;
-  };
   if (r == "same_leaf") {
-    const std::string cl = leaf_of(c), sl = leaf_of(s);
+    const std::string cl = LeafOf(c), sl = LeafOf(s);
     return eq(cl, sl) || eq(cl, LabelValue(s, "switch")) || eq(LabelValue(c, "switch"), sl);
   }
   if (r == "same_job") {
@@ -55,42 +87,45 @@ bool Engine::Related(const ExplainRule& rule, const Active& cause, const Labels&
   if (r == "fabric") {
     const std::string cn = LabelValue(c, "node"), sn = LabelValue(s, "node");
     if (eq(cn, sn)) return true;
-    if (sources_.fabric != nullptr && !cn.empty() && !sn.empty()) {
-      const int hops = sources_.fabric->HopDistance(cn, sn);
+    if (fabric != nullptr && !cn.empty() && !sn.empty()) {
+      const int hops = fabric->HopDistance(cn, sn);
       if (hops >= 0) return hops <= rule.hops;
     }
     // Without a path between them, the same leaf is the best we know.
-    const std::string cl = leaf_of(c), sl = leaf_of(s);
+    const std::string cl = LeafOf(c), sl = LeafOf(s);
     return eq(cl, sl) || eq(cl, LabelValue(s, "switch"));
   }
   return false;
 }
 
-Engine::Active* Engine::FindCause(const Playbook& symptom, const Candidate& c,
-                                  int64_t first_seen, bool firing_only) {
+AlertRecord* Correlator::FindCause(const Playbook& symptom, const Labels& labels,
+                                   int64_t first_seen, bool firing_only, const FabricMap* fabric,
+                                   absl::FunctionRef<AlertMap&(const Playbook&)> alerts_of) const {
   auto it = causes_of_.find(symptom.name);
   if (it == causes_of_.end()) return nullptr;
   for (const auto& [cause_pb, rule] : it->second) {
-    const std::string prefix = cause_pb->name + '\0';
-    for (auto& [key, a] : active_) {
-      if (!key.starts_with(prefix)) continue;
-      if (a.diagnosis.state() != v1::DIAGNOSIS_STATE_FIRING &&
-          (firing_only || a.diagnosis.state() != v1::DIAGNOSIS_STATE_PENDING)) {
+    AlertRecord* best = nullptr;
+    for (auto& [key, a] : alerts_of(*cause_pb)) {
+      if (a.state != AlertState::kFiring && (firing_only || a.state != AlertState::kPending)) {
         continue;
       }
-      if (first_seen < a.diagnosis.active_since_unix_nano() -
-                           absl::ToInt64Nanoseconds(rule->lead)) {
+      if (first_seen < a.active_since - absl::ToInt64Nanoseconds(rule->lead)) {
         continue;  // the symptom was there well before the cause: not its effect
       }
-      if (Related(*rule, a, c.labels)) return &a;
+      if (!Related(*rule, a, labels, fabric)) continue;
+      if (best == nullptr || a.active_since < best->active_since ||
+          (a.active_since == best->active_since && a.key < best->key)) {
+        best = &a;
+      }
     }
+    if (best != nullptr) return best;
   }
   return nullptr;
 }
 
-void Engine::Attach(Active& cause, const Playbook& symptom, const Candidate& c,
-                    int64_t first_seen, int64_t now) {
-  const std::string skey = symptom.name + '\0' + c.key;
+void Correlator::Attach(AlertRecord& cause, const Playbook& symptom, const Candidate& c,
+                        int64_t first_seen, int64_t now, const SeriesStore& store) {
+  const std::string skey = absl::StrCat(symptom.name, std::string(1, '\0'), c.key);
   auto [it, inserted] = cause.symptoms.try_emplace(skey);
   Symptom& s = it->second;
   if (inserted) {
@@ -100,13 +135,13 @@ void Engine::Attach(Active& cause, const Playbook& symptom, const Candidate& c,
     }
     s.playbook = symptom.name;
     s.first_seen = first_seen;
-    cause.diagnosis.add_explains(absl::StrCat(symptom.name, " ", c.key));
+    cause.explains.push_back(absl::StrCat(symptom.name, " ", c.key));
   }
   s.labels = c.labels;
   s.value = c.value;
   s.last_seen = now;
   if (!c.evidence.empty()) {
-    SeriesMeta meta = store_.Meta(c.evidence.front().series);
+    SeriesMeta meta = store.Meta(c.evidence.front().series);
     s.series = FormatSeries(meta.name, meta.labels);
   } else if (!c.events.empty()) {
     s.series = FormatSeries(c.events.front().kind, c.events.front().labels);
