@@ -1,7 +1,7 @@
 #pragma once
 
-// railwatch-sim's flags for the simulated hosts' faults and noise (docs/SIMULATOR.md), parsed
-// into SysfsFabric::Options.
+// railwatch-sim's flags for the simulated hosts' noise and what they write (docs/SIMULATOR.md),
+// parsed into SysfsFabric::Options. The fault flags are their kinds' (sim/fault_kinds.h).
 
 #include <string>
 #include <vector>
@@ -14,7 +14,7 @@ namespace railwatch::sim {
 // The host flags that take lists (comma-separated or repeated), for JoinRepeatedFlags.
 const std::vector<std::string>& HostListFlags();
 
-// Parses the host flags into `o` (after main has filled in the fabric's size and --flap).
+// Parses the host flags into `o`.
 absl::Status ParseHostFlags(SysfsFabric::Options& o);
 
 }  // namespace railwatch::sim

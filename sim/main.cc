@@ -11,10 +11,12 @@
 #include "common/logging.h"
 #include "common/program.h"
 #include "common/signals.h"
+#include "sim/fault_kinds.h"
 #include "sim/gnmi_switch.h"
 #include "sim/host_flags.h"
 #include "sim/repeated_flags.h"
 #include "sim/runner.h"
+#include "sim/scenario.h"
 #include "sim/switch_model.h"
 #include "sim/sysfs_fabric.h"
 #include "sim/topology_writer.h"
@@ -24,22 +26,14 @@ ABSL_FLAG(int, hosts, 4, "simulated hosts");
 ABSL_FLAG(int, nics, 8, "RDMA NICs per host");
 ABSL_FLAG(absl::Duration, tick, absl::Milliseconds(100), "how often counters move");
 ABSL_FLAG(absl::Duration, duration, absl::ZeroDuration(), "stop after this long (0: run until signalled)");
-ABSL_FLAG(std::vector<std::string>, flap, {},
-          "link flaps to inject, HOST/DEVICE/PORT@OFFSET (comma-separated or repeated), e.g. "
-          "gpu-node-003/mlx5_5/1@8s");
-ABSL_FLAG(absl::Duration, flap_down_for, absl::Milliseconds(300), "how long a flapped link stays down");
 ABSL_FLAG(std::vector<std::string>, job, {},
           "training jobs, NAME:FIRST-LAST[:UTIL] (hosts 1-based, inclusive; UTIL of line rate, "
           "default 0.8): their hosts run collectives on all NICs in lockstep; other hosts keep "
           "the background step rhythm. Repeatable");
-ABSL_FLAG(std::vector<std::string>, degrade, {},
-          "links that renegotiate lower, HOST/DEVICE@OFFSET[:FACTOR] (default 0.5): sysfs rate "
-          "and the NIC's traffic drop to FACTOR. Repeatable");
-ABSL_FLAG(std::vector<std::string>, ecn_misconfig, {},
-          "leaves whose ECN threshold is KB too high, SWITCH@OFFSET[:KB] (default 3), e.g. "
-          "leaf-r3@20s: they stop marking, send PFC pauses instead, and jobs slow to 60%. "
-          "Repeatable");
 ABSL_FLAG(std::string, ground_truth, "", "append one JSON line per injected fault to this file");
+ABSL_FLAG(std::string, scenario, "",
+          "inject the faults and driver reloads of this scenario file (docs/SCENARIOS.md), as "
+          "`railwatch-sim run` does; the fault flags add to them");
 ABSL_FLAG(uint64_t, seed, 1, "random seed (same seed, same traffic)");
 ABSL_FLAG(double, link_gbps, 400, "NIC speed");
 
@@ -58,22 +52,18 @@ ABSL_FLAG(std::string, gnmi_targets_out, "", "write the switch agent's targets f
 ABSL_FLAG(std::string, topology_out, "", "write the fabric's topology file (YAML) here");
 ABSL_FLAG(std::string, gnmi_username, "", "switches require this username (gRPC metadata)");
 ABSL_FLAG(std::string, gnmi_password, "", "switches require this password (gRPC metadata)");
-ABSL_FLAG(std::vector<std::string>, pfc_storm, {},
-          "PFC storms to inject, HOST/DEVICE@OFFSET: that NIC pauses its leaf port on priority 3");
-ABSL_FLAG(absl::Duration, pfc_storm_for, absl::Seconds(30), "how long a PFC storm lasts (0: forever)");
 ABSL_FLAG(double, benign_pause_rate, 2,
           "noise: benign PFC pause frames per second per leaf port, each way, on priority 3 (0: none)");
-ABSL_FLAG(std::vector<std::string>, pfc_deadlock, {},
-          "PFC deadlocks to inject, HOST/DEVICE@OFFSET[:DURATION] (0 or none: to the end): the "
-          "leaf port facing that NIC has its queue 3 stuck, paused and sending nothing");
 ABSL_FLAG(std::vector<std::string>, lldp_miswire, {},
           "switch ports whose LLDP neighbour is another host than the topology says, SWITCH/PORT");
 
 namespace {
 
 // Builds the switches when any switch flag asks for them, starts their gNMI servers and writes
-// the targets and topology files. Leaves both null when no switch flag is given.
-absl::Status StartSwitches(const railwatch::sim::SysfsFabric::Options& fabric, absl::Time start,
+// the targets and topology files. Leaves both null when no switch flag is given. `so` holds the
+// faults' switch side (sim/fault_kinds.h).
+absl::Status StartSwitches(const railwatch::sim::SysfsFabric::Options& fabric,
+                           railwatch::sim::SwitchFabric::Options so, absl::Time start,
                            std::unique_ptr<railwatch::sim::SwitchFabric>& switches,
                            std::unique_ptr<railwatch::sim::GnmiSwitchFarm>& farm) {
   namespace sim = railwatch::sim;
@@ -81,13 +71,11 @@ absl::Status StartSwitches(const railwatch::sim::SysfsFabric::Options& fabric, a
                      absl::GetFlag(FLAGS_spines) > 0 || !absl::GetFlag(FLAGS_gnmi_targets_out).empty();
   const std::string topology_out = absl::GetFlag(FLAGS_topology_out);
   if (!serve && topology_out.empty()) {
-    if (!absl::GetFlag(FLAGS_pfc_storm).empty() || !absl::GetFlag(FLAGS_lldp_miswire).empty() ||
-        !absl::GetFlag(FLAGS_pfc_deadlock).empty()) {
+    if (!so.storms.empty() || !so.deadlocks.empty() || !absl::GetFlag(FLAGS_lldp_miswire).empty()) {
       return absl::InvalidArgumentError("--pfc_storm, --pfc_deadlock and --lldp_miswire need --switches");
     }
     return absl::OkStatus();
   }
-  sim::SwitchFabric::Options so;
   so.hosts = fabric.hosts;
   so.nics_per_host = fabric.nics_per_host;
   so.spines = absl::GetFlag(FLAGS_spines);
@@ -99,23 +87,11 @@ absl::Status StartSwitches(const railwatch::sim::SysfsFabric::Options& fabric, a
   so.dialects = absl::GetFlag(FLAGS_switch_dialects);
   so.seed = fabric.seed;
   so.ground_truth_file = fabric.ground_truth_file;
-  for (const std::string& spec : absl::GetFlag(FLAGS_pfc_storm)) {
-    absl::StatusOr<sim::PfcStorm> storm = sim::ParsePfcStorm(spec);
-    if (!storm.ok()) return storm.status();
-    storm->duration = absl::GetFlag(FLAGS_pfc_storm_for);
-    so.storms.push_back(*storm);
-  }
-  for (const std::string& spec : absl::GetFlag(FLAGS_pfc_deadlock)) {
-    absl::StatusOr<sim::PfcDeadlock> deadlock = sim::ParsePfcDeadlock(spec);
-    if (!deadlock.ok()) return deadlock.status();
-    so.deadlocks.push_back(*deadlock);
-  }
   for (const std::string& spec : absl::GetFlag(FLAGS_lldp_miswire)) {
     absl::StatusOr<sim::LldpMiswire> m = sim::ParseLldpMiswire(spec);
     if (!m.ok()) return m.status();
     so.miswires.push_back(*m);
   }
-  so.ecn_misconfigs = fabric.ecn_misconfigs;
   so.link_gbps = fabric.link_gbps;
   absl::StatusOr<std::unique_ptr<sim::SwitchFabric>> built = sim::SwitchFabric::Create(so, start);
   if (!built.ok()) return built.status();
@@ -150,24 +126,33 @@ absl::Status StartSwitches(const railwatch::sim::SysfsFabric::Options& fabric, a
   return absl::OkStatus();
 }
 
-absl::Status ParseTrafficFaults(railwatch::sim::SysfsFabric::Options& o) {
+// The jobs, then every fault: from --scenario and from the fault flags, through their kinds.
+absl::Status ParseJobsAndFaults(railwatch::sim::SimFaultTargets& targets) {
   namespace sim = railwatch::sim;
   for (const std::string& spec : absl::GetFlag(FLAGS_job)) {
     absl::StatusOr<sim::SimJob> job = sim::ParseJob(spec);
     if (!job.ok()) return job.status();
-    o.jobs.push_back(*job);
+    targets.hosts.jobs.push_back(*job);
   }
-  for (const std::string& spec : absl::GetFlag(FLAGS_degrade)) {
-    absl::StatusOr<sim::NicDegrade> d = sim::ParseDegrade(spec);
-    if (!d.ok()) return d.status();
-    o.degrades.push_back(*d);
+  if (const std::string file = absl::GetFlag(FLAGS_scenario); !file.empty()) {
+    absl::StatusOr<sim::Scenario> scenario = sim::LoadScenarioFile(file);
+    if (!scenario.ok()) return scenario.status();
+    if (absl::Status s = sim::ApplyScenarioFaults(*scenario, targets); !s.ok()) return s;
   }
-  for (const std::string& spec : absl::GetFlag(FLAGS_ecn_misconfig)) {
-    absl::StatusOr<sim::EcnMisconfig> m = sim::ParseEcnMisconfig(spec);
-    if (!m.ok()) return m.status();
-    o.ecn_misconfigs.push_back(*m);
+  return sim::ApplyFaultFlags(targets);
+}
+
+// --help's group of fault flags: each kind's flag and its companions, then the rest.
+std::vector<std::string> FaultFlagNames() {
+  std::vector<std::string> names;
+  for (const railwatch::sim::FaultKind* k : railwatch::sim::FaultKinds()) {
+    names.emplace_back(k->flag);
+    for (absl::string_view companion : k->companion_flags) names.emplace_back(companion);
   }
-  return absl::OkStatus();
+  for (const char* other : {"driver_reload", "lldp_miswire", "scenario", "ground_truth"}) {
+    names.emplace_back(other);
+  }
+  return names;
 }
 
 railwatch::ProgramInfo SimProgram() {
@@ -195,11 +180,7 @@ railwatch::ProgramInfo SimProgram() {
               {"Switches (gNMI)",
                {"switches", "spines", "switch_dialects", "gnmi_port_base", "gnmi_targets_out",
                 "topology_out", "gnmi_username", "gnmi_password", "benign_pause_rate"}},
-              {"Faults (docs/SIMULATOR.md)",
-               {"flap", "flap_down_for", "flap_repeat", "pfc_storm", "pfc_storm_for",
-                "pfc_deadlock", "degrade", "ber", "straggler", "ecn_misconfig", "wrong_priority",
-                "nic_gone", "packet_loss", "nccl_error", "driver_reload", "lldp_miswire",
-                "ground_truth"}},
+              {"Faults (docs/SIMULATOR.md)", FaultFlagNames()},
               {"Logging", {"log_level"}},
           },
       .epilogue = "Simulator: docs/SIMULATOR.md; scenarios and scoring: docs/SCENARIOS.md.",
@@ -218,9 +199,9 @@ int main(int argc, char** argv) {
     return railwatch::sim::RunMain(sub, run_stop);
   }
   static absl::Notification stop;
-  std::vector<std::string> list_flags = {"flap", "pfc_storm", "lldp_miswire", "job", "degrade",
-                                         "ecn_misconfig", "pfc_deadlock"};
+  std::vector<std::string> list_flags = {"lldp_miswire", "job"};
   for (const std::string& name : railwatch::sim::HostListFlags()) list_flags.push_back(name);
+  for (const railwatch::sim::FaultKind* k : railwatch::sim::FaultKinds()) list_flags.emplace_back(k->flag);
   std::vector<std::string> args = railwatch::sim::JoinRepeatedFlags(argc, argv, list_flags);
   std::vector<char*> arg_pointers;
   for (std::string& a : args) arg_pointers.push_back(a.data());
@@ -237,21 +218,14 @@ int main(int argc, char** argv) {
   o.seed = absl::GetFlag(FLAGS_seed);
   o.link_gbps = absl::GetFlag(FLAGS_link_gbps);
   o.ground_truth_file = absl::GetFlag(FLAGS_ground_truth);
-  for (const std::string& spec : absl::GetFlag(FLAGS_flap)) {
-    absl::StatusOr<railwatch::sim::LinkFlap> f = railwatch::sim::ParseLinkFlap(spec);
-    if (!f.ok()) {
-      spdlog::critical("{}", f.status().message());
-      return 2;
-    }
-    f->down_for = absl::GetFlag(FLAGS_flap_down_for);
-    o.flaps.push_back(*f);
-  }
   o.hosts_per_leaf = absl::GetFlag(FLAGS_hosts_per_leaf);
-  if (absl::Status s = ParseTrafficFaults(o); !s.ok()) {
+  if (absl::Status s = railwatch::sim::ParseHostFlags(o); !s.ok()) {
     spdlog::critical("{}", s.message());
     return 2;
   }
-  if (absl::Status s = railwatch::sim::ParseHostFlags(o); !s.ok()) {
+  railwatch::sim::SwitchFabric::Options so;
+  railwatch::sim::SimFaultTargets faults{o, so};
+  if (absl::Status s = ParseJobsAndFaults(faults); !s.ok()) {
     spdlog::critical("{}", s.message());
     return 2;
   }
@@ -265,7 +239,7 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<railwatch::sim::SwitchFabric> switches;
   std::unique_ptr<railwatch::sim::GnmiSwitchFarm> farm;
-  if (absl::Status s = StartSwitches(o, start, switches, farm); !s.ok()) {
+  if (absl::Status s = StartSwitches(o, std::move(so), start, switches, farm); !s.ok()) {
     spdlog::critical("{}", s.message());
     return 2;
   }

@@ -1,7 +1,7 @@
 // Scenario -> the command lines of the simulator, the agents, the daemon and the baseline.
 #include "sim/scenario_flags.h"
 
-#include <map>
+#include <filesystem>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -9,43 +9,6 @@
 #include "common/text.h"
 
 namespace railwatch::sim {
-namespace {
-
-std::string At(absl::Duration d) { return HumanDuration(d); }
-
-std::string Nic(const ScenarioFault& f) { return absl::StrCat(f.host, "/", f.device); }
-
-// The simulator flag and its value for one fault.
-std::pair<std::string, std::string> FaultFlag(const ScenarioFault& f) {
-  const std::string& k = f.kind;
-  if (k == "pfc_storm") return {"pfc_storm", absl::StrCat(Nic(f), "@", At(f.at))};
-  if (k == "pfc_deadlock") {
-    return {
-        "pfc_deadlock",
-        absl::StrCat(Nic(f), "@", At(f.at),
-                     f.duration > absl::ZeroDuration() ? absl::StrCat(":", At(f.duration)) : "")};
-  }
-  if (k == "link_flap") return {"flap", absl::StrCat(Nic(f), "/", f.port, "@", At(f.at))};
-  if (k == "link_flap_repeated") {
-    return {"flap_repeat",
-            absl::StrCat(Nic(f), "/", f.port, "@", At(f.at), ":", f.count, ":", At(f.period))};
-  }
-  if (k == "bit_errors") return {"ber", absl::StrCat(Nic(f), "@", At(f.at), ":", f.per_minute)};
-  if (k == "link_degrade") return {"degrade", absl::StrCat(Nic(f), "@", At(f.at), ":", f.factor)};
-  if (k == "straggler") return {"straggler", absl::StrCat(Nic(f), "@", At(f.at), ":", f.factor)};
-  if (k == "ecn_misconfig") {
-    return {"ecn_misconfig", absl::StrCat(f.switch_name, "@", At(f.at), ":", f.offset_kb)};
-  }
-  if (k == "wrong_priority") return {"wrong_priority", absl::StrCat(f.host, "@", At(f.at))};
-  if (k == "nic_gone") return {"nic_gone", absl::StrCat(Nic(f), "@", At(f.at))};
-  if (k == "packet_loss") {
-    return {"packet_loss", absl::StrCat(Nic(f), "@", At(f.at), ":", f.per_second)};
-  }
-  return {"nccl_error", absl::StrCat(f.host, "@", At(f.at), ":", f.error)};
-}
-
-}  // namespace
-
 RunPaths RunPathsUnder(const std::string& work) {
   RunPaths p;
   p.work = work;
@@ -93,29 +56,15 @@ absl::StatusOr<std::vector<std::string>> SimulatorArgs(const Scenario& s, const 
   optional("ethtool", "", true);
   optional("nccl_logs", "", true);
 
-  // List flags: one --flag=V1,V2 each (the simulator's list flags are comma-separated).
-  std::map<std::string, std::vector<std::string>> lists;
+  // The faults and the driver reloads: the simulator reads them from the scenario file itself
+  // and hands them to their kinds (sim/fault_kinds.h), as the runner's loader read them.
+  optional("scenario", std::filesystem::absolute(s.file).string(),
+           s.faults.empty() && s.noise.driver_reloads.empty());
+  std::vector<std::string> jobs;
   for (const ScenarioJob& j : s.jobs) {
-    lists["job"].push_back(absl::StrCat(j.name, ":", j.first_host, "-", j.last_host, ":", j.util));
+    jobs.push_back(absl::StrCat(j.name, ":", j.first_host, "-", j.last_host, ":", j.util));
   }
-  for (const DriverReloadNoise& r : s.noise.driver_reloads) {
-    lists["driver_reload"].push_back(absl::StrCat(r.host, "/", r.device, "@", At(r.at)));
-  }
-  const ScenarioFault* storm = nullptr;
-  const ScenarioFault* flap = nullptr;
-  for (const ScenarioFault& f : s.faults) {
-    auto [flag, value] = FaultFlag(f);
-    lists[flag].push_back(value);
-    if (f.kind == "pfc_storm") storm = &f;
-    if (f.kind == "link_flap" || f.kind == "link_flap_repeated") flap = &f;
-  }
-  for (const auto& [flag, values] : lists) {
-    if (!has_flag(flag)) missing.push_back(flag);
-    args.push_back(absl::StrCat("--", flag, "=", absl::StrJoin(values, ",")));
-  }
-  // The simulator's default storm lasts 30 s; a scenario's lasts to the end unless it says.
-  if (storm != nullptr) args.push_back("--pfc_storm_for=" + At(storm->duration));
-  if (flap != nullptr) args.push_back("--flap_down_for=" + At(flap->down_for));
+  if (!jobs.empty()) args.push_back(absl::StrCat("--job=", absl::StrJoin(jobs, ",")));
   if (!missing.empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat(s.file, ": this railwatch-sim has no --", absl::StrJoin(missing, ", --"),

@@ -30,9 +30,11 @@ RunPaths RunPathsUnder(const std::string& work);
 // Whether this build of railwatch-sim has a flag (by name, without dashes).
 using HasFlag = std::function<bool(absl::string_view)>;
 
-// The simulator's flags for a scenario. A fault kind or a non-default fabric setting whose flag
-// this build lacks is an error naming both; optional flags it lacks at their default values are
-// left out.
+// The simulator's flags for a scenario: the fabric's size and settings, the jobs, and
+// --scenario=FILE (absolute), from which the simulator takes the faults and the driver reloads
+// through their kinds (sim/fault_kinds.h), never as one flag string per fault. A flag this
+// build lacks that the scenario needs (--scenario for faults, a non-default fabric setting) is
+// an error naming it; optional flags it lacks at their default values are left out.
 absl::StatusOr<std::vector<std::string>> SimulatorArgs(const Scenario& s, const RunPaths& p,
                                                        const HasFlag& has_flag);
 

@@ -115,7 +115,7 @@ FaultScore ScoreFault(const Assigned& a, const std::vector<const v1::Diagnosis*>
   score.kind = f.kind;
   score.at = HumanDuration(f.at);
   score.playbook = std::string(f.info->playbook);
-  if (f.info->target) score.target_ms = absl::ToInt64Milliseconds(*f.info->target);
+  if (f.info->target_delay) score.target_ms = absl::ToInt64Milliseconds(*f.info->target_delay);
   score.injected = !a.lines.empty();
   if (!score.injected) {
     if (!f.host.empty()) score.culprit.emplace_back("host", f.host);
@@ -249,7 +249,7 @@ ScenarioScore ScoreScenario(const ScoreInput& in) {
       }
       for (const TruthRecord& r : in.truth) {
         if (explained || !r.Has("caused_by") || r.noise) continue;
-        const FaultKindInfo* k = FindFaultKindByTruth(r.kind);
+        const FaultKind* k = FindFaultKindByTruth(r.kind);
         // On the rank's host, or on the fault's (a playbook that names the fabric cause).
         const std::string host = CulpritValue(*d, "host");
         explained = k != nullptr && d->playbook() == k->playbook && fired >= r.at_unix_nano &&

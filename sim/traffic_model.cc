@@ -41,6 +41,19 @@ absl::StatusOr<NicDegrade> ParseDegrade(absl::string_view spec) {
       "FACTOR is a share of the link speed in (0, 1)");
 }
 
+// leaf-r<rail> (one leaf per rail) or leaf-g<group>-r<rail> (rail groups, --hosts_per_leaf).
+bool ParseLeafName(absl::string_view name, int& group, int& rail) {
+  group = 0;
+  bool ok = absl::ConsumePrefix(&name, "leaf-");
+  if (ok && absl::ConsumePrefix(&name, "g")) {
+    const size_t dash = name.find("-r");
+    ok = dash != absl::string_view::npos && absl::SimpleAtoi(name.substr(0, dash), &group) &&
+         group >= 0;
+    if (ok) name.remove_prefix(dash + 1);
+  }
+  return ok && absl::ConsumePrefix(&name, "r") && absl::SimpleAtoi(name, &rail) && rail >= 0;
+}
+
 absl::StatusOr<EcnMisconfig> ParseEcnMisconfig(absl::string_view spec) {
   constexpr absl::string_view kFlag = "ecn_misconfig";
   constexpr absl::string_view kForm = "SWITCH@OFFSET[:KB], e.g. leaf-r3@20s:3 or leaf-g1-r3@20s";
@@ -51,17 +64,10 @@ absl::StatusOr<EcnMisconfig> ParseEcnMisconfig(absl::string_view spec) {
   if (absl::Status s = ParseExtraNumber(kFlag, spec, kForm, *parts, 0, m.threshold_offset_kb); !s.ok()) {
     return s;
   }
-  // leaf-r<rail> (one leaf per rail) or leaf-g<group>-r<rail> (rail groups, --hosts_per_leaf).
-  absl::string_view name = parts->body;
-  bool ok = absl::ConsumePrefix(&name, "leaf-");
-  if (ok && absl::ConsumePrefix(&name, "g")) {
-    const size_t dash = name.find("-r");
-    ok = dash != absl::string_view::npos && absl::SimpleAtoi(name.substr(0, dash), &m.group) &&
-         m.group >= 0;
-    if (ok) name.remove_prefix(dash + 1);
+  if (!ParseLeafName(parts->body, m.group, m.rail)) {
+    return SpecError(kFlag, spec, "SWITCH must be a leaf, leaf-r<rail> or leaf-g<group>-r<rail>",
+                     kForm);
   }
-  ok = ok && absl::ConsumePrefix(&name, "r") && absl::SimpleAtoi(name, &m.rail) && m.rail >= 0;
-  if (!ok) return SpecError(kFlag, spec, "SWITCH must be a leaf, leaf-r<rail> or leaf-g<group>-r<rail>", kForm);
   if (!(m.threshold_offset_kb > 0)) return SpecError(kFlag, spec, "KB must be above 0", kForm);
   m.switch_name = std::string(parts->body);
   return m;

@@ -46,6 +46,8 @@ struct EcnMisconfig {
   int group = 0;  // last, so that {name, rail, at, kb} initialisers keep their meaning
 };
 absl::StatusOr<EcnMisconfig> ParseEcnMisconfig(absl::string_view spec);
+// leaf-r<rail> -> group 0, or leaf-g<group>-r<rail>; false for any other name.
+bool ParseLeafName(absl::string_view name, int& group, int& rail);
 
 // Checks the specs against a fabric of `hosts` x `nics_per_host`: jobs inside it, named once,
 // no host in two jobs; degraded NICs and misconfigured leaves that exist.

@@ -297,11 +297,12 @@ target_link_libraries(cli_commands_test PRIVATE
 gtest_discover_tests(cli_commands_test TEST_PREFIX cli. DISCOVERY_TIMEOUT 60
   PROPERTIES TIMEOUT 120)
 
-# The scenario suite's pieces (sim/scenario.h, scenario_flags.h, score.h, runner_flags.h,
-# runner_live.h): scenario files and each kind of mistake, the programs' command lines, scoring
-# on hand-written ground truth and diagnoses, the table and the JSON, the --live lines.
+# The scenario suite's pieces (sim/fault_kinds.h, scenario.h, scenario_flags.h, score.h,
+# runner_flags.h, runner_live.h): the fault kinds' registry, scenario files and each kind of
+# mistake, the programs' command lines, scoring on hand-written ground truth and diagnoses, the table and the JSON, the --live lines.
 # ctest -R '^scenario\.'
 add_executable(railwatch_scenario_tests
+  unit/fault_kinds_test.cc
   unit/scenario_flags_test.cc
   unit/scenario_live_test.cc
   unit/scenario_loader_test.cc
@@ -309,7 +310,8 @@ add_executable(railwatch_scenario_tests
 target_compile_definitions(railwatch_scenario_tests PRIVATE
   RAILWATCH_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 target_link_libraries(railwatch_scenario_tests PRIVATE
-  railwatch_sim_runner nlohmann_json::nlohmann_json GTest::gtest_main GTest::gmock)
+  railwatch_sim_runner absl::flags_reflection nlohmann_json::nlohmann_json GTest::gtest_main
+  GTest::gmock)
 gtest_discover_tests(railwatch_scenario_tests TEST_PREFIX "scenario." DISCOVERY_TIMEOUT 60)
 
 # `rdma statistic|link show`, `rdma -j` and ibstatus output (fixtures/rdma), and what

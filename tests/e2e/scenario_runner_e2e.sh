@@ -63,7 +63,7 @@ set +e
 rc=$?
 set -e
 [ "$rc" -eq 2 ] || fail "a bad scenario exited $rc, want 2"
-grep -q "bad.yaml:3:37: host \`gpu-node-009\` is not in the topology" "$WORK/bad.txt" ||
+grep -q "bad.yaml:3:37: error\[not-in-topology\]: host \`gpu-node-009\` is not in the topology" "$WORK/bad.txt" ||
   { cat "$WORK/bad.txt"; fail "no file:line for the bad host"; }
 
 # Ctrl-C once everything runs: exit 1, nothing left behind.

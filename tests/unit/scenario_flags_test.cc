@@ -2,8 +2,10 @@
 // `score` (sim/runner_flags.h).
 #include "sim/scenario_flags.h"
 
+#include <filesystem>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/runner_flags.h"
@@ -40,7 +42,8 @@ HasFlag Flags(std::set<std::string> extra = {}) {
                                  "degrade",
                                  "ecn_misconfig",
                                  "pfc_storm",
-                                 "pfc_storm_for"};
+                                 "pfc_storm_for",
+                                 "scenario"};
   known.insert(extra.begin(), extra.end());
   return [known](absl::string_view f) { return known.count(std::string(f)) > 0; };
 }
@@ -60,15 +63,15 @@ faults:
   const RunPaths p = RunPathsUnder("/w");
   absl::StatusOr<std::vector<std::string>> args = SimulatorArgs(ok, p, Flags());
   ASSERT_TRUE(args.ok()) << args.status();
+  // The faults travel in the scenario file, which the simulator reads through the fault kinds
+  // (sim/fault_kinds.h): no flag string per fault.
   EXPECT_THAT(*args,
               ElementsAre("--root=/w/sys", "--hosts=8", "--nics=4", "--seed=9", "--link_gbps=400",
                           "--spines=2", "--switch_dialects=sonic,arista-eos",
                           "--gnmi_targets_out=/w/targets.yaml", "--topology_out=/w/topology.yaml",
-                          "--ground_truth=/w/truth.jsonl", "--degrade=gpu-node-004/mlx5_3@30s:0.25",
-                          "--ecn_misconfig=leaf-r1@40s:3",
-                          "--flap=gpu-node-001/mlx5_0/1@1m5s,gpu-node-001/mlx5_0/2@25s",
-                          "--job=train:1-6:0.7,eval:7-8:0.8", "--pfc_storm=gpu-node-003/mlx5_2@20s",
-                          "--pfc_storm_for=0s", "--flap_down_for=500ms"));
+                          "--ground_truth=/w/truth.jsonl",
+                          "--scenario=" + std::filesystem::absolute("s.yaml").string(),
+                          "--job=train:1-6:0.7,eval:7-8:0.8"));
 }
 
 TEST(ScenarioFlags, NewFaultKindsAndNoise) {
@@ -89,31 +92,40 @@ faults:
   - {kind: packet_loss, at: 40s, host: gpu-node-004, device: mlx5_0, per_second: 800}
   - {kind: nccl_error, at: 45s, host: gpu-node-001, error: ib_completion}
 )");
-  const std::set<std::string> all = {
-      "hosts_per_leaf", "bursty",       "benign_pause_rate", "ethtool",   "nccl_logs",
-      "driver_reload",  "pfc_deadlock", "flap_repeat",       "ber",       "straggler",
-      "wrong_priority", "nic_gone",     "packet_loss",       "nccl_error"};
+  const std::set<std::string> all = {"hosts_per_leaf", "bursty", "benign_pause_rate", "ethtool",
+                                      "nccl_logs"};
   absl::StatusOr<std::vector<std::string>> args = SimulatorArgs(s, RunPathsUnder("/w"), Flags(all));
   ASSERT_TRUE(args.ok()) << args.status();
-  for (const char* want :
-       {"--hosts_per_leaf=2", "--bursty=false", "--benign_pause_rate=0.5", "--ethtool",
-        "--nccl_logs", "--driver_reload=gpu-node-001/mlx5_1@5s",
-        "--pfc_deadlock=gpu-node-001/mlx5_0@10s:20s",
-        "--flap_repeat=gpu-node-002/mlx5_1/1@15s:5:4s", "--ber=gpu-node-003/mlx5_0@20s:120",
-        "--straggler=gpu-node-004/mlx5_1@25s:0.4", "--wrong_priority=gpu-node-002@30s",
-        "--nic_gone=gpu-node-003/mlx5_1@35s", "--packet_loss=gpu-node-004/mlx5_0@40s:800",
-        "--nccl_error=gpu-node-001@45s:ib_completion", "--flap_down_for=300ms"}) {
+  for (const char* want : {"--hosts_per_leaf=2", "--bursty=false", "--benign_pause_rate=0.5",
+                           "--ethtool", "--nccl_logs", "--job=train:1-4:0.8"}) {
     EXPECT_THAT(*args, Contains(want));
   }
-  EXPECT_THAT(*args, Not(Contains(HasSubstr("--pfc_storm_for"))));
+  EXPECT_THAT(*args, Contains("--scenario=" + std::filesystem::absolute("s.yaml").string()));
+  // Not one fault flag: every kind's flag, the companions and the noise's.
+  for (const FaultKind* k : FaultKinds()) {
+    EXPECT_THAT(*args, Not(Contains(HasSubstr(absl::StrCat("--", k->flag, "=")))));
+  }
+  for (const char* flag : {"--pfc_storm_for", "--flap_down_for", "--driver_reload"}) {
+    EXPECT_THAT(*args, Not(Contains(HasSubstr(flag))));
+  }
 
-  // A simulator without them: the scenario is refused, naming every missing flag.
-  absl::StatusOr<std::vector<std::string>> old = SimulatorArgs(s, RunPathsUnder("/w"), Flags());
+  // A simulator without --scenario (or the fabric settings the scenario needs): the scenario is
+  // refused, naming every missing flag.
+  absl::StatusOr<std::vector<std::string>> old = SimulatorArgs(
+      s, RunPathsUnder("/w"), [](absl::string_view f) { return f == "root"; });
   ASSERT_FALSE(old.ok());
   EXPECT_THAT(std::string(old.status().message()),
               HasSubstr("s.yaml: this railwatch-sim has no --hosts_per_leaf, --benign_pause_rate, "
-                        "--ber, --driver_reload, --flap_repeat, --nccl_error, --nic_gone, "
-                        "--packet_loss, --pfc_deadlock, --straggler, --wrong_priority"));
+                        "--scenario"));
+  // Driver reloads alone need it too; a scenario with neither faults nor reloads does not.
+  const Scenario reloads = Load(
+      "duration: 30s\nnoise: {driver_reloads: [{host: gpu-node-001, device: mlx5_1, at: 5s}]}\n");
+  EXPECT_FALSE(SimulatorArgs(reloads, RunPathsUnder("/w"), [](absl::string_view f) {
+                 return f != "scenario";
+               }).ok());
+  EXPECT_TRUE(SimulatorArgs(Load("duration: 30s\n"), RunPathsUnder("/w"), [](absl::string_view f) {
+                return f != "scenario";
+              }).ok());
 }
 
 TEST(ScenarioFlags, OptionalFlagsAtTheirDefaultsAreLeftOutWhenMissing) {

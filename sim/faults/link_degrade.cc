@@ -1,0 +1,48 @@
+// link_degrade: a link renegotiates to FACTOR of its speed; the NIC's traffic follows.
+#include "absl/flags/flag.h"
+#include "sim/fault_kinds.h"
+#include "sim/traffic_model.h"
+
+ABSL_FLAG(std::vector<std::string>, degrade, {},
+          "links that renegotiate lower, HOST/DEVICE@OFFSET[:FACTOR] (default 0.5): sysfs rate "
+          "and the NIC's traffic drop to FACTOR. Repeatable");
+
+namespace railwatch::sim {
+
+class LinkDegradeFault : public FaultKind {
+ public:
+  LinkDegradeFault()
+      : FaultKind({.kind = "link_degrade",
+                   .target = FaultTarget::kNic,
+                   .truth_kind = "nic_degrade",
+                   .playbook = "straggler_rail",
+                   .culprit = {"host", "device"},
+                   .target_delay = absl::Seconds(10),
+                   .flag = "degrade",
+                   .companion_flags = {}}) {}
+
+  void Read(ScenarioMap& map, const Scenario&, ScenarioFault& f) const override {
+    if (map.Number("factor", 0, 1, true, f.factor) && f.factor >= 1) {
+      map.Problem("factor", "bad-value", "`factor` of a link_degrade must be below 1");
+    }
+  }
+  std::vector<std::string> FlagValues() const override { return absl::GetFlag(FLAGS_degrade); }
+  absl::StatusOr<ScenarioFault> ParseFlag(absl::string_view spec) const override {
+    absl::StatusOr<NicDegrade> d = ParseDegrade(spec);
+    if (!d.ok()) return d.status();
+    ScenarioFault f = NewFault(d->host, d->device, d->at);
+    f.factor = d->factor;
+    return f;
+  }
+  absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
+    sim.hosts.degrades.push_back({f.host, f.device, f.at, f.factor});
+    return absl::OkStatus();
+  }
+};
+
+const FaultKind& LinkDegradeKind() {
+  static const LinkDegradeFault kind;
+  return kind;
+}
+
+}  // namespace railwatch::sim

@@ -1,0 +1,48 @@
+// link_flap: a port goes down for `down_for` and comes back.
+#include "absl/flags/flag.h"
+#include "sim/fault_kinds.h"
+
+ABSL_FLAG(std::vector<std::string>, flap, {},
+          "link flaps to inject, HOST/DEVICE/PORT@OFFSET (comma-separated or repeated), e.g. "
+          "gpu-node-003/mlx5_5/1@8s");
+ABSL_FLAG(absl::Duration, flap_down_for, absl::Milliseconds(300), "how long a flapped link stays down");
+
+namespace railwatch::sim {
+
+class LinkFlapFault : public FaultKind {
+ public:
+  LinkFlapFault()
+      : FaultKind({.kind = "link_flap",
+                   .target = FaultTarget::kNic,
+                   .truth_kind = "link_flap",
+                   .playbook = "link_flap",
+                   .culprit = {"host", "device"},
+                   .target_delay = absl::Seconds(2),
+                   .flag = "flap",
+                   .companion_flags = {"flap_down_for"}}) {}
+
+  void Read(ScenarioMap& map, const Scenario&, ScenarioFault& f) const override {
+    map.Int("port", 1, 2, f.port);
+    map.Duration("down_for", f.down_for);
+  }
+  std::vector<std::string> FlagValues() const override { return absl::GetFlag(FLAGS_flap); }
+  absl::StatusOr<ScenarioFault> ParseFlag(absl::string_view spec) const override {
+    absl::StatusOr<LinkFlap> l = ParseLinkFlap(spec);
+    if (!l.ok()) return l.status();
+    ScenarioFault f = NewFault(l->host, l->device, l->at);
+    f.port = l->port;
+    f.down_for = absl::GetFlag(FLAGS_flap_down_for);
+    return f;
+  }
+  absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
+    sim.hosts.flaps.push_back({f.host, f.device, f.port, f.at, f.down_for});
+    return absl::OkStatus();
+  }
+};
+
+const FaultKind& LinkFlapKind() {
+  static const LinkFlapFault kind;
+  return kind;
+}
+
+}  // namespace railwatch::sim

@@ -1,0 +1,42 @@
+// nic_gone: a device leaves sysfs (its netdev and ethtool dump too); the leaf port facing it
+// goes down for good.
+#include "absl/flags/flag.h"
+#include "sim/fault_kinds.h"
+#include "sim/fault_specs.h"
+
+ABSL_FLAG(std::vector<std::string>, nic_gone, {},
+          "NICs that leave their host (sysfs device, netdev and ethtool dump removed), "
+          "HOST/DEVICE@OFFSET. Repeatable");
+
+namespace railwatch::sim {
+
+class NicGoneFault : public FaultKind {
+ public:
+  NicGoneFault()
+      : FaultKind({.kind = "nic_gone",
+                   .target = FaultTarget::kNic,
+                   .truth_kind = "nic_gone",
+                   .playbook = "nic_gone",
+                   .culprit = {"host", "device"},
+                   .target_delay = std::nullopt,
+                   .flag = "nic_gone",
+                   .companion_flags = {}}) {}
+
+  std::vector<std::string> FlagValues() const override { return absl::GetFlag(FLAGS_nic_gone); }
+  absl::StatusOr<ScenarioFault> ParseFlag(absl::string_view spec) const override {
+    absl::StatusOr<NicGone> g = ParseNicGone(spec);
+    if (!g.ok()) return g.status();
+    return NewFault(g->host, g->device, g->at);
+  }
+  absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
+    sim.hosts.nics_gone.push_back({f.host, f.device, f.at});
+    return absl::OkStatus();
+  }
+};
+
+const FaultKind& NicGoneKind() {
+  static const NicGoneFault kind;
+  return kind;
+}
+
+}  // namespace railwatch::sim

@@ -1,0 +1,53 @@
+// pfc_deadlock: the leaf port facing a NIC has its lossless queue stuck (paused, packets
+// queued, nothing sent); the NIC's traffic stops and its job stalls.
+#include "absl/flags/flag.h"
+#include "sim/fault_kinds.h"
+#include "sim/fault_specs.h"
+
+ABSL_FLAG(std::vector<std::string>, pfc_deadlock, {},
+          "PFC deadlocks to inject, HOST/DEVICE@OFFSET[:DURATION] (0 or none: to the end): the "
+          "leaf port facing that NIC has its queue 3 stuck, paused and sending nothing");
+
+namespace railwatch::sim {
+
+class PfcDeadlockFault : public FaultKind {
+ public:
+  PfcDeadlockFault()
+      : FaultKind({.kind = "pfc_deadlock",
+                   .target = FaultTarget::kNic,
+                   .truth_kind = "pfc_deadlock",
+                   .playbook = "pfc_deadlock",
+                   .culprit = {"switch", "interface"},
+                   .target_delay = std::nullopt,
+                   .flag = "pfc_deadlock",
+                   .companion_flags = {}}) {}
+
+  void Read(ScenarioMap& map, const Scenario&, ScenarioFault& f) const override {
+    map.Duration("for", f.duration);
+  }
+  std::vector<std::string> FlagValues() const override {
+    return absl::GetFlag(FLAGS_pfc_deadlock);
+  }
+  absl::StatusOr<ScenarioFault> ParseFlag(absl::string_view spec) const override {
+    absl::StatusOr<PfcDeadlock> d = ParsePfcDeadlock(spec);
+    if (!d.ok()) return d.status();
+    ScenarioFault f = NewFault(d->host, d->device, d->at);
+    f.duration = d->duration;
+    return f;
+  }
+  // The switch side sticks the queue and writes the ground truth; the host side stops the
+  // NIC's traffic and stalls its job (sim/job_failures.h).
+  absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
+    const PfcDeadlock d{f.host, f.device, f.at, f.duration};
+    sim.hosts.deadlocks.push_back(d);
+    sim.switches.deadlocks.push_back(d);
+    return absl::OkStatus();
+  }
+};
+
+const FaultKind& PfcDeadlockKind() {
+  static const PfcDeadlockFault kind;
+  return kind;
+}
+
+}  // namespace railwatch::sim

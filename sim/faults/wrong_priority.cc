@@ -1,0 +1,43 @@
+// wrong_priority: a host's RoCE traffic leaves on priority 0 instead of 3 (QoS lost on
+// reboot); its leaf ports count it in queue 0.
+#include "absl/flags/flag.h"
+#include "sim/fault_kinds.h"
+#include "sim/fault_specs.h"
+
+ABSL_FLAG(std::vector<std::string>, wrong_priority, {},
+          "hosts whose RoCE traffic leaves on priority 0 instead of 3, HOST@OFFSET. Repeatable");
+
+namespace railwatch::sim {
+
+class WrongPriorityFault : public FaultKind {
+ public:
+  WrongPriorityFault()
+      : FaultKind({.kind = "wrong_priority",
+                   .target = FaultTarget::kHost,
+                   .truth_kind = "wrong_priority",
+                   .playbook = "wrong_traffic_class",
+                   .culprit = {"host"},
+                   .target_delay = std::nullopt,
+                   .flag = "wrong_priority",
+                   .companion_flags = {}}) {}
+
+  std::vector<std::string> FlagValues() const override {
+    return absl::GetFlag(FLAGS_wrong_priority);
+  }
+  absl::StatusOr<ScenarioFault> ParseFlag(absl::string_view spec) const override {
+    absl::StatusOr<WrongPriority> w = ParseWrongPriority(spec);
+    if (!w.ok()) return w.status();
+    return NewFault(w->host, "", w->at);
+  }
+  absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
+    sim.hosts.wrong_priorities.push_back({f.host, f.at});
+    return absl::OkStatus();
+  }
+};
+
+const FaultKind& WrongPriorityKind() {
+  static const WrongPriorityFault kind;
+  return kind;
+}
+
+}  // namespace railwatch::sim
