@@ -92,9 +92,9 @@ TEST(LoadPlaybooks, EveryProblemWithFileLineColumn) {
   // column 14 and the ">" is 21 characters into it.
   EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:7:35: error[bad-condition]")));
   EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:12:13: error[bad-severity]")));
-  EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:13:8: error[bad-duration]")));
-  EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:14:3: warning[unknown-key]")));
-  EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:16:3: error[missing-key]")));
+  EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:13:8: error[bad-value]: for `5 minutes` is not a duration")));
+  EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:14:3: warning[unknown-key]: unknown key `colour` in a playbook")));
+  EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:16:3: error[missing-key]: `condition` is required in a playbook")));
   EXPECT_EQ(got.size(), 5u) << ::testing::PrintToString(got);
 }
 

@@ -63,14 +63,14 @@ hosts:
   absl::StatusOr<Topology> t = Topology::LoadString(kBad, "bad.yaml");
   ASSERT_FALSE(t.ok());
   const std::string msg(t.status().message());
-  EXPECT_THAT(msg, HasSubstr("bad.yaml:3:12: switch `leaf-r0` is defined twice"));
-  EXPECT_THAT(msg, HasSubstr("names switch `nowhere`"));
-  EXPECT_THAT(msg, HasSubstr("bad.yaml:8:32: `rail` must be a number >= 0"));
-  EXPECT_THAT(msg, HasSubstr("plugs into switch `leaf-r9`"));
-  EXPECT_THAT(msg, HasSubstr("NIC `mlx5_0` is listed twice on h1"));
-  EXPECT_THAT(msg, HasSubstr("`switch` and `port` go together"));
-  EXPECT_THAT(msg, HasSubstr("unknown key `colour` in a NIC"));
-  EXPECT_THAT(msg, HasSubstr("switch port leaf-r0/Ethernet4 is used by h1/mlx5_1 and by h2/mlx5_0"));
+  EXPECT_THAT(msg, HasSubstr("bad.yaml:3:12: error[duplicate]: switch `leaf-r0` is defined twice"));
+  EXPECT_THAT(msg, HasSubstr("error[unknown-switch]: link from leaf-r1/Ethernet1 names switch `nowhere`"));
+  EXPECT_THAT(msg, HasSubstr("bad.yaml:8:32: error[bad-value]: rail `-2` is not a whole number >= 0"));
+  EXPECT_THAT(msg, HasSubstr("error[unknown-switch]: NIC h1/mlx5_0 plugs into switch `leaf-r9`"));
+  EXPECT_THAT(msg, HasSubstr("bad.yaml:9:9: error[duplicate]: NIC `mlx5_0` is listed twice on h1"));
+  EXPECT_THAT(msg, HasSubstr("bad.yaml:9:9: error[bad-value]: a NIC's `switch` and `port` go together"));
+  EXPECT_THAT(msg, HasSubstr("bad.yaml:10:60: error[unknown-key]: unknown key `colour` in a NIC"));
+  EXPECT_THAT(msg, HasSubstr("bad.yaml:13:9: error[port-in-use]: switch port leaf-r0/Ethernet4 is used by h1/mlx5_1 and by h2/mlx5_0"));
 }
 
 TEST(TopologyTest, SyntaxErrorAndMissingFile) {
