@@ -97,7 +97,8 @@ class YamlMap {
   bool ok() const { return ok_; }
   const YAML::Node& node() const { return node_; }
 
-  // The value at `key` (undefined when absent), marked known.
+  // The value at `key` (undefined when absent), marked known: for nested mappings, and for
+  // keys read elsewhere or ignored on purpose.
   YAML::Node Get(std::string_view key);
   // Absent keys are no problem to the getters; RequiredString reports an absent or empty
   // one as error[missing-key] at the mapping ("`name` is required in a switch").
@@ -122,8 +123,6 @@ class YamlMap {
   // (and undefined) when it is not a list.
   YAML::Node List(std::string_view key);
 
-  // Marks `key` known without reading it (read elsewhere, or ignored on purpose).
-  void Known(std::string_view key);
   // Reports every key no getter asked for: error[unknown-key], or for formats that keep
   // loading past them (playbooks, gNMI profiles, as Falco does) warning[unknown-key] with
   // "(ignored)".
@@ -131,6 +130,7 @@ class YamlMap {
   void Finish(Unknown level = Unknown::kError);
 
  private:
+  void Known(std::string_view key);
   void BadValue(std::string_view key, std::string_view text, std::string_view expected);
 
   YAML::Node node_;

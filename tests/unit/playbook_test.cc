@@ -170,6 +170,33 @@ TEST(LoadPlaybooks, StrayCommaIsASyntaxErrorNotAnEndlessLoop) {
   }
 }
 
+// Lists, overrides and explains entries read through the common reader: a bad override mode
+// and a bad number are errors at their value, a misspelt key a warning with the key it meant.
+TEST(LoadPlaybooks, OverrideModesAndExplainsEntriesAreCheckedWhereWritten) {
+  const std::string text =
+      "- list: l\n"                                                  // 1
+      "  items: [a]\n"                                               // 2
+      "- list: l\n"                                                  // 3
+      "  items: [b]\n"                                               // 4
+      "  override: {items: apend}\n"                                 // 5
+      "- playbook: p\n"                                              // 6
+      "  desc: d\n"                                                  // 7
+      "  condition: a_total > 1\n"                                   // 8
+      "  runbook: https://runbooks.example/p\n"                      // 9
+      "  explains:\n"                                                // 10
+      "    - {playbooks: [q], hops: -1, relaton: same_host}\n";      // 11
+  LoadResult r;
+  LoadPlaybooksFromString(text, "t.yaml", r, {.check_metric_names = false});
+  std::vector<std::string> got;
+  for (const LoadProblem& p : r.problems) got.push_back(p.ToString());
+  EXPECT_THAT(got, ::testing::UnorderedElementsAre(
+                       "t.yaml:5:21: error[bad-override]: override mode must be append or replace",
+                       "t.yaml:11:30: error[bad-value]: hops `-1` is not a whole number >= 0",
+                       "t.yaml:11:34: warning[unknown-key]: unknown key `relaton` in an "
+                       "`explains` entry (did you mean `relation`?); ignored"));
+  EXPECT_TRUE(r.playbooks.empty());
+}
+
 TEST(LoadPlaybooks, DuplicateAcrossFilesAndMissingRunbook) {
   testing::TempDir dir;
   const std::string item =

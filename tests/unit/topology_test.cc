@@ -97,6 +97,23 @@ TEST(LldpCheckTest, MatchesShortNameFqdnNetdevDeviceAndMac) {
             V::kMatch);
 }
 
+TEST(TopologyTest, AnEmptyFileOrOneThatIsNotAMappingAndAMisspeltSection) {
+  absl::StatusOr<Topology> empty = Topology::LoadString("", "e.yaml");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().message(),
+            "e.yaml: error[missing-key]: the topology is empty (give `hosts` and `switches`)");
+  absl::StatusOr<Topology> list = Topology::LoadString("- a\n", "l.yaml");
+  ASSERT_FALSE(list.ok());
+  EXPECT_EQ(list.status().message(),
+            "l.yaml:1:1: error[bad-type]: the topology must be a mapping with `hosts` and "
+            "`switches`");
+  absl::StatusOr<Topology> typo = Topology::LoadString("switches: []\nhots: []\n", "t.yaml");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.status().message(),
+            "t.yaml:2:1: error[unknown-key]: unknown key `hots` in the topology (did you mean "
+            "`hosts`?)");
+}
+
 TEST(LldpCheckTest, MismatchNamesWhatWasExpected) {
   absl::StatusOr<Topology> t = Topology::LoadString(kGood, "topo.yaml");
   ASSERT_TRUE(t.ok()) << t.status();
