@@ -119,13 +119,13 @@ class YamlMap {
                   bool one_is_a_list = false);
   // A mapping of names to single values ({host: h1, rail: "3"}), in the order written.
   bool StringMap(std::string_view key, std::vector<std::pair<std::string, std::string>>& out);
-  // The list at `key`: undefined when absent or empty (`key:` with nothing), error[bad-type]
+  // The list at `key`: undefined when absent or null (`key:` with nothing), error[bad-type]
   // (and undefined) when it is not a list.
   YAML::Node List(std::string_view key);
 
   // Reports every key no getter asked for: error[unknown-key], or for formats that keep
-  // loading past them (playbooks, gNMI profiles, as Falco does) warning[unknown-key] with
-  // "(ignored)".
+  // loading past them (playbooks, gNMI profiles, as Falco does) warning[unknown-key] ending
+  // "; ignored".
   enum class Unknown { kError, kWarning };
   void Finish(Unknown level = Unknown::kError);
 
