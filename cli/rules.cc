@@ -12,9 +12,9 @@
 #include "cli/commands.h"
 #include "cli/table.h"
 #include "common/text.h"
+#include "common/yaml_reader.h"
 #include "engine/playbook.h"
 #include "engine/rule_test.h"
-#include "engine/yaml_documents.h"
 #include "engine/diagnosis_text.h"
 #include "nlohmann/json.hpp"
 #include "yaml-cpp/yaml.h"
@@ -65,16 +65,14 @@ ItemNames NamedItems(const std::vector<std::string>& paths) {
   for (const std::string& file : RuleFiles(paths)) {
     absl::StatusOr<std::string> text = ReadFile(file);
     if (!text.ok()) continue;
-    try {
-      for (const YAML::Node& doc : LoadYamlDocuments(*text)) {
-        if (!doc.IsSequence()) continue;
-        for (const YAML::Node& item : doc) {
-          if (!item.IsMap()) continue;
-          if (YAML::Node n = item["list"]; n && n.IsScalar()) names.lists.insert(n.Scalar());
-          if (YAML::Node n = item["macro"]; n && n.IsScalar()) names.macros.insert(n.Scalar());
-        }
+    YamlProblems reported_by_the_loader(file);
+    for (const YAML::Node& doc : ParseYamlDocuments(*text, reported_by_the_loader)) {
+      if (!doc.IsSequence()) continue;
+      for (const YAML::Node& item : doc) {
+        if (!item.IsMap()) continue;
+        if (YAML::Node n = item["list"]; n && n.IsScalar()) names.lists.insert(n.Scalar());
+        if (YAML::Node n = item["macro"]; n && n.IsScalar()) names.macros.insert(n.Scalar());
       }
-    } catch (const YAML::Exception&) {
     }
   }
   return names;

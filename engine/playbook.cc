@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <map>
 
 #include "absl/container/flat_hash_set.h"
@@ -10,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/text.h"
 #include "common/vocabulary.h"
-#include "engine/yaml_documents.h"
+#include "common/yaml_reader.h"
 #include "yaml-cpp/yaml.h"
 
 namespace railwatch {
@@ -28,9 +29,7 @@ namespace {
 struct PendingPlaybook {
   Playbook pb;
   std::string file;
-  YAML::Mark condition_mark;
-  bool condition_one_line = true;
-  int condition_quote = 0;
+  YAML::Node condition_node;
   bool condition_appended = false;
 };
 
@@ -48,186 +47,117 @@ struct Collected {
   absl::flat_hash_set<std::string> macro_names;
 };
 
-const absl::flat_hash_set<std::string>& KnownPlaybookKeys() {
+// The keys an override may name (those ReadPlaybookFields reads).
+const absl::flat_hash_set<std::string>& OverridableKeys() {
   static const auto* k = new absl::flat_hash_set<std::string>{
-      "playbook", "desc", "condition", "for", "keep_firing_for", "severity", "culprit",
-      "group_by", "blast_radius", "explains", "summary", "summary_quiet", "runbook", "tags",
-      "enabled", "override"};
+      "desc", "condition", "for", "keep_firing_for", "severity", "culprit", "group_by",
+      "blast_radius", "explains", "summary", "summary_quiet", "runbook", "tags", "enabled"};
   return *k;
 }
 
+// Reads the items of one rules file through common/yaml_reader.h; unknown keys are warnings
+// (the item still loads), as in Falco.
 class ItemLoader {
  public:
-  ItemLoader(const std::string& file, LoadResult& out, Collected& collected)
-      : file_(file), out_(out), c_(collected) {}
+  ItemLoader(const std::string& file, Collected& collected)
+      : file_(file), problems_(file), c_(collected) {}
 
-  void Problem(const YAML::Node& at, std::string code, std::string message,
-               LoadProblem::Level level = LoadProblem::Level::kError) {
-    YAML::Mark m = at.Mark();
-    int line = m.line >= 0 ? m.line + 1 : 0;
-    int col = m.column >= 0 ? m.column + 1 : 0;
-    out_.problems.push_back({level, file_, line, col, std::move(code), std::move(message)});
-    if (level == LoadProblem::Level::kError) failed_ = true;
+  const YamlProblems& problems() const { return problems_; }
+
+  void LoadText(const std::string& text) {
+    for (const YAML::Node& doc : ParseYamlDocuments(text, problems_)) LoadDocument(doc);
   }
 
-  bool GetString(const YAML::Node& item, const char* key, std::string& out, bool required) {
-    YAML::Node n = item[key];
-    if (!n) {
-      if (required) Problem(item, "missing-key", absl::StrCat("\"", key, "\" is required"));
-      return false;
-    }
-    if (!n.IsScalar()) {
-      Problem(n, "bad-type", absl::StrCat("\"", key, "\" must be a string"));
-      return false;
-    }
-    out = n.Scalar();
-    return true;
-  }
+ private:
+  // Whether the item being read has had an error.
+  bool ItemFailed() const { return problems_.error_count() != item_errors_; }
 
-  bool GetDuration(const YAML::Node& item, const char* key, absl::Duration& out) {
-    std::string text;
-    if (!GetString(item, key, text, false)) return false;
-    absl::StatusOr<absl::Duration> d = ParseDuration(text);
-    if (!d.ok() || *d < absl::ZeroDuration()) {
-      Problem(item[key], "bad-duration",
-              absl::StrCat("\"", key, "\": ", d.ok() ? "must not be negative" : d.status().message()));
-      return false;
-    }
-    out = *d;
-    return true;
-  }
-
-  bool GetStringList(const YAML::Node& item, const char* key, std::vector<std::string>& out) {
-    YAML::Node n = item[key];
-    if (!n) return false;
-    if (!n.IsSequence()) {
-      Problem(n, "bad-type", absl::StrCat("\"", key, "\" must be a list of strings"));
-      return false;
-    }
-    for (const YAML::Node& e : n) {
-      if (!e.IsScalar()) {
-        Problem(e, "bad-type", absl::StrCat("\"", key, "\" entries must be strings"));
-        continue;
-      }
-      out.push_back(e.Scalar());
-    }
-    return true;
-  }
-
-  void WarnUnknownKeys(const YAML::Node& item, const absl::flat_hash_set<std::string>& known) {
-    for (const auto& kv : item) {
-      const std::string key = kv.first.Scalar();
-      if (!known.contains(key)) {
-        Problem(kv.first, "unknown-key", absl::StrCat("unknown key \"", key, "\" (ignored)"),
-                LoadProblem::Level::kWarning);
-      }
-    }
-  }
-
-  void LoadExplains(const YAML::Node& n, std::vector<ExplainRule>& out) {
-    if (!n.IsSequence()) {
-      Problem(n, "bad-type", "\"explains\" must be a list of {playbooks, relation, ...}");
-      return;
-    }
-    static const absl::flat_hash_set<std::string> kKeys = {"playbooks", "playbook", "relation",
-                                                           "hops", "equal", "lead"};
+  void LoadExplains(YamlMap& item, std::vector<ExplainRule>& out) {
+    const YAML::Node list = item.List("explains");
+    if (!list.IsDefined()) return;
     static const absl::flat_hash_set<std::string> kRelations = {
         "same_node", "same_host", "same_link", "same_rail", "same_leaf", "same_job", "fabric"};
-    for (const YAML::Node& e : n) {
-      if (!e.IsMap()) {
-        Problem(e, "bad-type", "each \"explains\" entry must be a mapping");
-        continue;
-      }
-      WarnUnknownKeys(e, kKeys);
+    for (const YAML::Node& e : list) {
+      YamlMap entry(e, "an `explains` entry", problems_,
+                    "(playbooks, relation, hops, equal, lead)");
+      if (!entry.ok()) continue;
       ExplainRule rule;
-      YAML::Mark m = e.Mark();
+      const YAML::Mark m = e.Mark();
       rule.source = absl::StrCat(file_, ":", m.line + 1, ":", m.column + 1);
       std::string one;
-      if (GetString(e, "playbook", one, false)) rule.playbooks.push_back(one);
-      GetStringList(e, "playbooks", rule.playbooks);
+      if (entry.String("playbook", one)) rule.playbooks.push_back(one);
+      entry.StringList("playbooks", rule.playbooks);
       if (rule.playbooks.empty()) {
-        Problem(e, "missing-key", "an \"explains\" entry needs \"playbooks\"");
+        problems_.Error(e, "missing-key", "an `explains` entry needs `playbooks`");
       }
-      if (GetString(e, "relation", rule.relation, false) &&
-          !kRelations.contains(rule.relation)) {
-        Problem(e["relation"], "bad-relation",
-                absl::StrCat("relation \"", rule.relation,
-                             "\" is not one of same_node, same_host, same_link, same_rail, "
-                             "same_leaf, same_job, fabric"));
+      if (entry.String("relation", rule.relation) && !kRelations.contains(rule.relation)) {
+        problems_.Error(entry.Get("relation"), "bad-relation",
+                        absl::StrCat("relation `", rule.relation,
+                                     "` is not one of same_node, same_host, same_link, "
+                                     "same_rail, same_leaf, same_job, fabric"));
       }
-      if (YAML::Node h = e["hops"]) {
-        try {
-          rule.hops = h.as<int>();
-          if (rule.hops < 0) throw YAML::Exception(h.Mark(), "negative");
-        } catch (const YAML::Exception&) {
-          Problem(h, "bad-type", "\"hops\" must be a whole number >= 0");
-        }
+      int64_t hops = 0;
+      if (entry.Int("hops", hops, 0)) {
+        rule.hops = static_cast<int>(std::min<int64_t>(hops, std::numeric_limits<int>::max()));
       }
-      GetStringList(e, "equal", rule.equal);
-      GetDuration(e, "lead", rule.lead);
+      entry.StringList("equal", rule.equal);
+      entry.Duration("lead", rule.lead, /*positive=*/false);
+      entry.Finish(YamlMap::Unknown::kWarning);
       out.push_back(std::move(rule));
     }
   }
 
   // Reads the keys `item` has into pp; `required` for a definition, not for an override.
-  void ReadPlaybookFields(const YAML::Node& item, PendingPlaybook& pp, bool required) {
+  void ReadPlaybookFields(YamlMap& item, PendingPlaybook& pp, bool required) {
     Playbook& pb = pp.pb;
-    if (GetString(item, "desc", pb.desc, required)) {
+    auto text = [&](std::string_view key, std::string& out) {
+      return required ? item.RequiredString(key, out) : item.String(key, out);
+    };
+    if (text("desc", pb.desc)) {
       // Folded YAML scalars (desc: >) end with a newline.
       pb.desc = std::string(absl::StripTrailingAsciiWhitespace(pb.desc));
     }
-    if (GetString(item, "condition", pb.condition_text, required)) {
-      YAML::Node n = item["condition"];
-      pp.condition_mark = n.Mark();
-      pp.condition_one_line = pb.condition_text.find('\n') == std::string::npos;
-      pp.condition_quote = n.Tag() == "!" ? 1 : 0;
-    }
-    GetDuration(item, "for", pb.for_duration);
-    GetDuration(item, "keep_firing_for", pb.keep_firing_for);
+    if (text("condition", pb.condition_text)) pp.condition_node = item.Get("condition");
+    item.Duration("for", pb.for_duration, /*positive=*/false);
+    item.Duration("keep_firing_for", pb.keep_firing_for, /*positive=*/false);
     std::string severity;
-    if (GetString(item, "severity", severity, false)) {
+    if (item.String("severity", severity)) {
       if (severity == "critical") pb.severity = v1::SEVERITY_CRITICAL;
       else if (severity == "warning") pb.severity = v1::SEVERITY_WARNING;
       else if (severity == "info") pb.severity = v1::SEVERITY_INFO;
-      else Problem(item["severity"], "bad-severity",
-                   absl::StrCat("severity \"", severity, "\" is not one of critical, warning, info"));
+      else problems_.Error(item.Get("severity"), "bad-severity",
+                           absl::StrCat("severity `", severity,
+                                        "` is not one of critical, warning, info"));
     }
-    GetStringList(item, "culprit", pb.culprit);
-    GetStringList(item, "group_by", pb.group_by);
-    if (GetString(item, "blast_radius", pb.blast_radius, false)) {
+    item.StringList("culprit", pb.culprit);
+    item.StringList("group_by", pb.group_by);
+    if (item.String("blast_radius", pb.blast_radius)) {
       static const absl::flat_hash_set<std::string> kScopes = {"host", "leaf", "rail", "job",
                                                                "fabric"};
       if (!kScopes.contains(pb.blast_radius)) {
-        Problem(item["blast_radius"], "bad-blast-radius",
-                absl::StrCat("blast_radius \"", pb.blast_radius,
-                             "\" is not one of host, leaf, rail, job, fabric"));
+        problems_.Error(item.Get("blast_radius"), "bad-blast-radius",
+                        absl::StrCat("blast_radius `", pb.blast_radius,
+                                     "` is not one of host, leaf, rail, job, fabric"));
       }
     }
-    if (YAML::Node n = item["explains"]) LoadExplains(n, pb.explains);
-    GetString(item, "summary", pb.summary, false);
-    GetString(item, "summary_quiet", pb.summary_quiet, false);
-    if (GetString(item, "runbook", pb.runbook, required) &&
-        !absl::StrContains(pb.runbook, "://")) {
+    LoadExplains(item, pb.explains);
+    item.String("summary", pb.summary);
+    item.String("summary_quiet", pb.summary_quiet);
+    if (text("runbook", pb.runbook) && !absl::StrContains(pb.runbook, "://")) {
       fs::path p = fs::path(file_).parent_path() / pb.runbook;
       std::error_code ec;
       fs::path abs = fs::weakly_canonical(p, ec);
       if (ec || !fs::exists(abs)) {
-        Problem(item["runbook"], "missing-runbook",
-                absl::StrCat("runbook \"", pb.runbook, "\" not found (looked at ", p.string(), ")"),
-                LoadProblem::Level::kWarning);
+        problems_.Warning(item.Get("runbook"), "missing-runbook",
+                          absl::StrCat("runbook `", pb.runbook, "` not found (looked at ",
+                                       p.string(), ")"));
         pb.runbook = p.string();
       } else {
         pb.runbook = abs.string();
       }
     }
-    GetStringList(item, "tags", pb.tags);
-    if (YAML::Node en = item["enabled"]) {
-      try {
-        pb.enabled = en.as<bool>();
-      } catch (const YAML::Exception&) {
-        Problem(en, "bad-type", "\"enabled\" must be true or false");
-      }
-    }
+    item.StringList("tags", pb.tags);
+    item.Bool("enabled", pb.enabled);
   }
 
   PendingPlaybook* Find(const std::string& name) {
@@ -238,19 +168,19 @@ class ItemLoader {
   }
 
   // An override item: `override: {key: append|replace}`, or an item with only `enabled`.
-  void ApplyOverride(const YAML::Node& item, const std::string& name) {
+  void ApplyOverride(const YAML::Node& node, YamlMap& item, const std::string& name) {
     PendingPlaybook* target = Find(name);
     if (target == nullptr) {
-      Problem(item["playbook"], "unknown-override",
-              absl::StrCat("override of playbook \"", name,
-                           "\", which no earlier file defines (overrides must come after the "
-                           "definition: list the shipped rules first)"));
+      problems_.Error(item.Get("playbook"), "unknown-override",
+                      absl::StrCat("override of playbook `", name,
+                                   "`, which no earlier file defines (overrides must come after "
+                                   "the definition: list the shipped rules first)"));
       return;
     }
     std::map<std::string, std::string> how;
-    if (YAML::Node o = item["override"]) {
+    if (const YAML::Node o = item.Get("override"); o.IsDefined()) {
       if (!o.IsMap()) {
-        Problem(o, "bad-type", "\"override\" maps keys to append or replace");
+        problems_.Error(o, "bad-type", "`override` maps keys to append or replace");
         return;
       }
       static const absl::flat_hash_set<std::string> kAppendable = {"condition", "tags",
@@ -258,17 +188,17 @@ class ItemLoader {
       for (const auto& kv : o) {
         const std::string key = kv.first.Scalar();
         const std::string mode = kv.second.IsScalar() ? kv.second.Scalar() : "";
-        if (!KnownPlaybookKeys().contains(key) || key == "playbook" || key == "override") {
-          Problem(kv.first, "bad-override", absl::StrCat("cannot override \"", key, "\""));
+        if (!OverridableKeys().contains(key)) {
+          problems_.Error(kv.first, "bad-override", absl::StrCat("cannot override `", key, "`"));
         } else if (mode != "append" && mode != "replace") {
-          Problem(kv.second, "bad-override", "override mode must be append or replace");
+          problems_.Error(kv.second, "bad-override", "override mode must be append or replace");
         } else if (mode == "append" && !kAppendable.contains(key)) {
-          Problem(kv.second, "bad-override",
-                  absl::StrCat("\"", key, "\" can only be replaced (append works for "
-                               "condition, tags, culprit, explains)"));
-        } else if (!item[key]) {
-          Problem(kv.first, "missing-key",
-                  absl::StrCat("override names \"", key, "\" but the item does not set it"));
+          problems_.Error(kv.second, "bad-override",
+                          absl::StrCat("`", key, "` can only be replaced (append works for "
+                                       "condition, tags, culprit, explains)"));
+        } else if (!node[key]) {
+          problems_.Error(kv.first, "missing-key",
+                          absl::StrCat("override names `", key, "` but the item does not set it"));
         } else {
           how[key] = mode;
         }
@@ -276,19 +206,18 @@ class ItemLoader {
     } else {
       how["enabled"] = "replace";
     }
-    for (const auto& kv : item) {
+    for (const auto& kv : node) {
       const std::string key = kv.first.Scalar();
       if (key != "playbook" && key != "override" && !how.contains(key)) {
-        Problem(kv.first, "unknown-key",
-                absl::StrCat("\"", key, "\" is not listed under override: (ignored)"),
-                LoadProblem::Level::kWarning);
+        problems_.Warning(kv.first, "unknown-key",
+                          absl::StrCat("`", key, "` is not listed under override: (ignored)"));
       }
     }
-    if (failed_) return;
+    if (ItemFailed()) return;
     PendingPlaybook patch;
     patch.pb.runbook = target->pb.runbook;
     ReadPlaybookFields(item, patch, false);
-    if (failed_) return;
+    if (ItemFailed()) return;
     Playbook& pb = target->pb;
     for (const auto& [key, mode] : how) {
       const bool append = mode == "append";
@@ -300,9 +229,7 @@ class ItemLoader {
           target->condition_appended = true;
         } else {
           target->file = file_;
-          target->condition_mark = patch.condition_mark;
-          target->condition_one_line = patch.condition_one_line;
-          target->condition_quote = patch.condition_quote;
+          target->condition_node = patch.condition_node;
         }
       } else if (key == "tags" || key == "culprit") {
         auto& dst = key == "tags" ? pb.tags : pb.culprit;
@@ -326,78 +253,90 @@ class ItemLoader {
     }
   }
 
-  void LoadPlaybook(const YAML::Node& item) {
+  void LoadPlaybook(const YAML::Node& node) {
+    YamlMap item(node, "a playbook", problems_);
     std::string name;
-    if (!GetString(item, "playbook", name, true)) return;
-    const bool is_override =
-        item["override"] || (item.size() == 2 && item["enabled"]);
+    if (!item.RequiredString("playbook", name)) return;
+    const bool is_override = node["override"] || (node.size() == 2 && node["enabled"]);
     if (is_override) {
-      ApplyOverride(item, name);
+      ApplyOverride(node, item, name);
       return;
     }
-    WarnUnknownKeys(item, KnownPlaybookKeys());
     PendingPlaybook pp;
     pp.file = file_;
     pp.pb.name = name;
-    YAML::Mark mark = item.Mark();
+    const YAML::Mark mark = node.Mark();
     pp.pb.source = absl::StrCat(file_, ":", mark.line + 1, ":", mark.column + 1);
     ReadPlaybookFields(item, pp, true);
+    item.Finish(YamlMap::Unknown::kWarning);
     if (Find(name) != nullptr) {
-      Problem(item["playbook"], "duplicate-playbook",
-              absl::StrCat("playbook \"", name, "\" is already defined (use override: to "
-                           "change a shipped playbook)"));
+      problems_.Error(item.Get("playbook"), "duplicate-playbook",
+                      absl::StrCat("playbook `", name, "` is already defined (use override: to "
+                                   "change a shipped playbook)"));
     }
-    if (!failed_) c_.playbooks.push_back(std::move(pp));
+    if (!ItemFailed()) c_.playbooks.push_back(std::move(pp));
   }
 
-  void LoadList(const YAML::Node& item) {
-    WarnUnknownKeys(item, {"list", "items", "override"});
+  // The mode `override:` gives `key` ("append", "replace"), "" without one.
+  std::string OverrideMode(YamlMap& item, std::string_view key) {
+    const YAML::Node o = item.Get("override");
+    if (!o.IsDefined()) return "";
+    YamlMap how(o, "`override`", problems_, "(items: append|replace)");
+    std::string mode;
+    if (how.String(key, mode) && mode != "append" && mode != "replace") {
+      problems_.Error(how.Get(key), "bad-override", "override mode must be append or replace");
+    }
+    how.Finish(YamlMap::Unknown::kWarning);
+    return mode.empty() ? "replace" : mode;
+  }
+
+  void LoadList(const YAML::Node& node) {
+    YamlMap item(node, "a list", problems_);
     std::string name;
-    if (!GetString(item, "list", name, true)) return;
+    item.RequiredString("list", name);
     std::vector<std::string> items;
-    if (!item["items"]) {
-      Problem(item, "missing-key", "\"items\" is required");
-      return;
+    if (!item.Get("items").IsDefined()) {
+      problems_.Error(node, "missing-key", "`items` is required in a list");
     }
-    GetStringList(item, "items", items);
-    if (failed_) return;
+    item.StringList("items", items);
+    const std::string mode = OverrideMode(item, "items");
+    item.Finish(YamlMap::Unknown::kWarning);
+    if (ItemFailed()) return;
     auto it = c_.lists.find(name);
-    const bool append = item["override"] && item["override"]["items"] &&
-                        item["override"]["items"].IsScalar() &&
-                        item["override"]["items"].Scalar() == "append";
-    if (it != c_.lists.end() && !item["override"]) {
-      Problem(item["list"], "duplicate-list",
-              absl::StrCat("list \"", name, "\" is already defined (use override: {items: "
-                           "append|replace})"));
+    if (it != c_.lists.end() && mode.empty()) {
+      problems_.Error(item.Get("list"), "duplicate-list",
+                      absl::StrCat("list `", name, "` is already defined (use override: {items: "
+                                   "append|replace})"));
       return;
     }
-    if (it != c_.lists.end() && append) {
+    if (it != c_.lists.end() && mode == "append") {
       it->second.insert(it->second.end(), items.begin(), items.end());
     } else {
       c_.lists[name] = std::move(items);
     }
   }
 
-  void LoadMacro(const YAML::Node& item) {
-    WarnUnknownKeys(item, {"macro", "condition", "override"});
+  void LoadMacro(const YAML::Node& node) {
+    YamlMap item(node, "a macro", problems_);
     PendingMacro m;
-    if (!GetString(item, "macro", m.name, true)) return;
-    if (!GetString(item, "condition", m.text, true)) return;
+    item.RequiredString("macro", m.name);
+    item.RequiredString("condition", m.text);
+    const std::string mode = OverrideMode(item, "condition");
+    item.Finish(YamlMap::Unknown::kWarning);
+    if (ItemFailed()) return;
     m.file = file_;
-    m.mark = item["condition"].Mark();
+    m.mark = item.Get("condition").Mark();
     const bool exists = c_.macro_names.contains(m.name);
-    if (exists && !item["override"]) {
-      Problem(item["macro"], "duplicate-macro",
-              absl::StrCat("macro \"", m.name, "\" is already defined (use override: "
-                           "{condition: append|replace})"));
+    if (exists && mode.empty()) {
+      problems_.Error(item.Get("macro"), "duplicate-macro",
+                      absl::StrCat("macro `", m.name, "` is already defined (use override: "
+                                   "{condition: append|replace})"));
       return;
     }
     if (exists) {
       for (PendingMacro& old : c_.macros) {
         if (old.name != m.name) continue;
-        const bool append = item["override"]["condition"] &&
-                            item["override"]["condition"].Scalar() == "append";
-        old.text = append ? absl::StrCat("(", old.text, ")\n", m.text) : m.text;
+        old.text = mode == "append" ? absl::StrCat("(", old.text, ")\n", m.text) : m.text;
       }
       return;
     }
@@ -408,15 +347,16 @@ class ItemLoader {
   void LoadDocument(const YAML::Node& root) {
     if (root.IsNull()) return;
     if (!root.IsSequence()) {
-      Problem(root, "bad-document",
-              "a rules file is a list of items (\"- playbook: ...\", \"- macro: ...\", "
-              "\"- list: ...\")");
+      problems_.Error(root, "bad-type",
+                      "a rules file is a list of items (\"- playbook: ...\", \"- macro: ...\", "
+                      "\"- list: ...\")");
       return;
     }
     for (const YAML::Node& item : root) {
-      failed_ = false;
+      item_errors_ = problems_.error_count();
       if (!item.IsMap()) {
-        Problem(item, "bad-item", "each item must be a mapping");
+        problems_.Error(item, "bad-type",
+                        "an item must be a mapping (with `playbook`, `macro` or `list`)");
         continue;
       }
       if (item["playbook"]) {
@@ -426,16 +366,15 @@ class ItemLoader {
       } else if (item["list"]) {
         LoadList(item);
       } else {
-        Problem(item, "unknown-item", "item has none of \"playbook\", \"macro\", \"list\"");
+        problems_.Error(item, "unknown-item", "item has none of `playbook`, `macro`, `list`");
       }
     }
   }
 
- private:
   std::string file_;
-  LoadResult& out_;
+  YamlProblems problems_;
   Collected& c_;
-  bool failed_ = false;
+  size_t item_errors_ = 0;
 };
 
 // Parses every condition with every list and macro known; moves good playbooks to `out`.
@@ -453,7 +392,7 @@ void Finish(Collected& c, LoadResult& out, const PlaybookLoadOptions& options) {
     if (!ParseCondition(m.text, env, &err).ok()) {
       out.problems.push_back({LoadProblem::Level::kError, m.file, m.mark.line + 1,
                               m.mark.column + 1, err.code.empty() ? "bad-macro" : err.code,
-                              absl::StrCat("macro \"", m.name, "\": ", err.message)});
+                              absl::StrCat("macro `", m.name, "`: ", err.message)});
     }
   }
   for (PendingPlaybook& pp : c.playbooks) {
@@ -462,16 +401,15 @@ void Finish(Collected& c, LoadResult& out, const PlaybookLoadOptions& options) {
         ParseCondition(pp.pb.condition_text, env, &err);
     if (!cond.ok()) {
       // Plain and quoted scalars on one line: point at the offending character.
-      const bool exact = pp.condition_one_line && !pp.condition_appended;
-      const int col = pp.condition_mark.column + 1 +
-                      (exact ? static_cast<int>(err.offset) + pp.condition_quote : 0);
+      const YAML::Mark at = pp.condition_appended ? pp.condition_node.Mark()
+                                                  : MarkInScalar(pp.condition_node, err.offset);
       std::string msg = err.message;
       if (pp.condition_appended) {
         absl::StrAppend(&msg, " (in the condition with an override's text appended, at offset ",
                         err.offset, ")");
       }
-      out.problems.push_back({LoadProblem::Level::kError, pp.file, pp.condition_mark.line + 1,
-                              col, err.code.empty() ? "bad-condition" : err.code, msg});
+      out.problems.push_back({LoadProblem::Level::kError, pp.file, at.line + 1, at.column + 1,
+                              err.code.empty() ? "bad-condition" : err.code, msg});
       continue;
     }
     pp.pb.condition = std::move(*cond);
@@ -499,13 +437,10 @@ void Finish(Collected& c, LoadResult& out, const PlaybookLoadOptions& options) {
 void LoadPlaybooksFromString(const std::string& text, const std::string& file, LoadResult& out,
                              const PlaybookLoadOptions& options) {
   Collected c;
-  ItemLoader loader(file, out, c);
-  try {
-    for (const YAML::Node& doc : LoadYamlDocuments(text)) loader.LoadDocument(doc);
-  } catch (const YAML::Exception& e) {
-    out.problems.push_back({LoadProblem::Level::kError, file, e.mark.line + 1, e.mark.column + 1,
-                            "yaml-syntax", e.msg});
-  }
+  ItemLoader loader(file, c);
+  loader.LoadText(text);
+  const std::vector<LoadProblem>& problems = loader.problems().problems();
+  out.problems.insert(out.problems.end(), problems.begin(), problems.end());
   Finish(c, out, options);
 }
 
@@ -532,19 +467,15 @@ LoadResult LoadPlaybooks(const std::vector<std::string>& paths,
       files.push_back(path);
     }
     for (const std::string& file : files) {
-      absl::StatusOr<std::string> text = ReadFile(file);
-      if (!text.ok()) {
+      ItemLoader loader(file, c);
+      if (absl::StatusOr<std::string> text = ReadFile(file); text.ok()) {
+        loader.LoadText(*text);
+      } else {
         out.problems.push_back({LoadProblem::Level::kError, file, 0, 0, "unreadable",
                                 std::string(text.status().message())});
-        continue;
       }
-      ItemLoader loader(file, out, c);
-      try {
-        for (const YAML::Node& doc : LoadYamlDocuments(*text)) loader.LoadDocument(doc);
-      } catch (const YAML::Exception& e) {
-        out.problems.push_back({LoadProblem::Level::kError, file, e.mark.line + 1,
-                                e.mark.column + 1, "yaml-syntax", e.msg});
-      }
+      const std::vector<LoadProblem>& problems = loader.problems().problems();
+      out.problems.insert(out.problems.end(), problems.begin(), problems.end());
     }
   }
   Finish(c, out, options);

@@ -38,14 +38,15 @@ GnmiProfile::~GnmiProfile() = default;
 absl::StatusOr<GnmiProfile> GnmiProfile::LoadString(std::string_view yaml,
                                                     std::string_view file_name) {
   GnmiProfile profile;
-  std::vector<std::string> errors;
-  LoadProfileData(yaml, std::string(file_name), errors, *profile.impl_);
-  for (const std::string& w : profile.impl_->warnings) spdlog::warn("{}", w);
-  if (!errors.empty()) {
-    // Warnings too: a misspelt key is often the cause of a "missing" error.
-    errors.insert(errors.end(), profile.impl_->warnings.begin(), profile.impl_->warnings.end());
-    return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
+  YamlProblems problems{std::string(file_name)};
+  LoadProfileData(yaml, problems, *profile.impl_);
+  for (const LoadProblem& p : problems.problems()) {
+    if (p.level != LoadProblem::Level::kWarning) continue;
+    profile.impl_->warnings.push_back(p.ToString());
+    spdlog::warn("{}", profile.impl_->warnings.back());
   }
+  // With the warnings: a misspelt key is often the cause of a "missing" error.
+  if (absl::Status s = problems.ToStatus(); !s.ok()) return s;
   return profile;
 }
 

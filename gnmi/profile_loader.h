@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/labels.h"
+#include "common/yaml_reader.h"
 #include "gnmi/path_pattern.h"
 #include "gnmi/profile.h"
 
@@ -28,13 +29,12 @@ struct ProfileData {
   ::gnmi::Encoding encoding = ::gnmi::JSON_IETF;
   std::vector<GnmiSubscriptionSpec> subscriptions;
   std::vector<GnmiProfileMapping> mappings;
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings;  // file:line:column: warning[code]: message
 };
 
-// Reads the profile `text` of `file` (used in messages and to find included profiles beside
-// it) into `out`. Each error is appended to `errors` as "file:line:column: error[code]:
-// message", each warning to out.warnings; `out` is only usable when no error was added.
-void LoadProfileData(std::string_view text, const std::string& file,
-                     std::vector<std::string>& errors, ProfileData& out);
+// Reads the profile `text` of problems.file() (named in messages; included profiles are found
+// beside it) into `out`, every problem (those of included profiles too) into `problems`;
+// `out` is only usable when no error was added.
+void LoadProfileData(std::string_view text, YamlProblems& problems, ProfileData& out);
 
 }  // namespace railwatch

@@ -193,6 +193,13 @@ target_link_libraries(railwatch_logs_tests PRIVATE
   railwatch_test_support railwatch_logs railwatch_cli GTest::gtest_main GTest::gmock)
 gtest_discover_tests(railwatch_logs_tests DISCOVERY_TIMEOUT 60)
 
+# The reader of every configuration file (common/yaml_reader.h).
+add_executable(railwatch_config_tests unit/yaml_reader_test.cc)
+target_link_libraries(railwatch_config_tests PRIVATE railwatch_config GTest::gtest_main
+  GTest::gmock)
+gtest_discover_tests(railwatch_config_tests TEST_PREFIX "config." DISCOVERY_TIMEOUT 60
+  PROPERTIES LABELS unit)
+
 # gNMI path profiles: the shipped profiles, pattern matching, and the real-world samples
 # through the decoder.
 add_executable(railwatch_gnmi_profile_tests unit/gnmi/profile_test.cc)

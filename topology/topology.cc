@@ -1,12 +1,13 @@
 #include "topology/topology.h"
 
+#include <algorithm>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "common/labels.h"
+#include "common/yaml_reader.h"
 #include "yaml-cpp/yaml.h"
 
 namespace railwatch {
@@ -19,114 +20,60 @@ std::string PortKey(std::string_view sw, std::string_view port) {
   return key;
 }
 
-class Loader {
+// Reads the topology file through common/yaml_reader.h, collecting every problem.
+class TopologyLoader {
  public:
-  explicit Loader(std::string_view file) : file_(file) {}
+  explicit TopologyLoader(std::string_view file) : problems_(std::string(file)) {}
 
+  const YamlProblems& problems() const { return problems_; }
 
-  void Problem(const YAML::Node& at, std::string message) {
-    const YAML::Mark m = at.Mark();
-    problems_.push_back(absl::StrCat(file_, ":", m.line + 1, ":", m.column + 1, ": ", message));
-  }
-
-  // A required string member; reports and returns "" when it is missing or not a scalar.
-  std::string Required(const YAML::Node& map, const char* key, std::string_view what) {
-    const YAML::Node n = map[key];
-    if (!n || !n.IsScalar() || n.Scalar().empty()) {
-      Problem(n ? n : map, absl::StrCat(AsAbsl(what), ": `", key, "` is required (a non-empty string)"));
-      return "";
+  void Load(std::string_view yaml, std::vector<TopologyHost>& hosts,
+            std::vector<TopologySwitch>& switches, std::vector<TopologyJob>& jobs) {
+    const YAML::Node root = ParseYaml(std::string(yaml), problems_);
+    if (!root.IsDefined()) return;
+    if (root.IsNull()) {
+      problems_.FileError("missing-key", "the topology is empty (give `hosts` and `switches`)");
+      return;
     }
-    return n.Scalar();
-  }
-  std::string Optional(const YAML::Node& map, const char* key) {
-    const YAML::Node n = map[key];
-    if (!n) return "";
-    if (!n.IsScalar()) {
-      Problem(n, absl::StrCat("`", key, "` must be a string"));
-      return "";
+    YamlMap map(root, "the topology", problems_, "with `hosts` and `switches`");
+    if (!map.ok()) return;
+    absl::flat_hash_set<std::string> switch_names;
+    for (const YAML::Node& s : ListEntries(map, "switches")) LoadSwitch(s, switches, switch_names);
+    absl::flat_hash_set<std::string> host_names;
+    for (const YAML::Node& h : ListEntries(map, "hosts")) {
+      LoadHost(h, hosts, host_names, switch_names);
     }
-    return n.Scalar();
-  }
-  // An optional integer member >= min into *out; reports and returns false when it is not one.
-  bool IntAtLeast(const YAML::Node& map, const char* key, int min, int* out) {
-    const YAML::Node n = map[key];
-    if (!n) return true;
-    try {
-      const int v = n.as<int>();
-      if (v >= min) {
-        *out = v;
-        return true;
+    absl::flat_hash_set<std::string> job_names;
+    for (const YAML::Node& j : ListEntries(map, "jobs")) LoadJob(j, jobs, job_names, host_names);
+    map.Finish();
+    // Switch links must name known switches.
+    for (const auto& [from, link, node] : links_) {
+      if (!link.peer.empty() && !switch_names.contains(link.peer)) {
+        problems_.Error(node, "unknown-switch",
+                        absl::StrCat("link from ", from, "/", link.port, " names switch `",
+                                     link.peer, "`, which is not in `switches`"));
       }
-    } catch (const YAML::Exception&) {
     }
-    Problem(n, absl::StrCat("`", key, "` must be a number >= ", min));
+  }
+
+ private:
+  // The entries of the list at `key` (none when it is absent or not a list).
+  static std::vector<YAML::Node> ListEntries(YamlMap& map, std::string_view key) {
+    std::vector<YAML::Node> out;
+    const YAML::Node list = map.List(key);
+    if (!list.IsDefined()) return out;
+    for (const YAML::Node& e : list) out.push_back(e);
+    return out;
+  }
+
+  // False, with error[duplicate] at its `name`, when `name` was defined before.
+  bool FirstDefinition(YamlMap& map, absl::flat_hash_set<std::string>& names,
+                       std::string_view what, const std::string& name) {
+    if (names.insert(name).second) return true;
+    problems_.Error(map.Get("name"), "duplicate",
+                    absl::StrCat(std::string(what), " `", name, "` is defined twice"));
     return false;
   }
-  void UnknownKeys(const YAML::Node& map, std::initializer_list<const char*> known,
-                   std::string_view what) {
-    for (const auto& kv : map) {
-      const std::string key = kv.first.Scalar();
-      bool ok = false;
-      for (std::string_view k : known) ok = ok || k == key;
-      if (!ok) {
-        Problem(kv.first, absl::StrCat("unknown key `", key, "` in ", AsAbsl(what), " (known: ",
-                                       absl::StrJoin(known, ", "), ")"));
-      }
-    }
-  }
-
-  void Load(const YAML::Node& root, std::vector<TopologyHost>& hosts,
-            std::vector<TopologySwitch>& switches, std::vector<TopologyJob>& jobs) {
-    if (!root || root.IsNull()) {
-      problems_.push_back(absl::StrCat(file_, ":1:1: the topology is empty"));
-      return;
-    }
-    if (!root.IsMap()) {
-      Problem(root, "the topology must be a map with `hosts` and `switches`");
-      return;
-    }
-    UnknownKeys(root, {"hosts", "switches", "jobs"}, "the topology");
-    absl::flat_hash_map<std::string, YAML::Node> switch_nodes;
-    if (const YAML::Node list = root["switches"]; list) {
-      if (!list.IsSequence()) {
-        Problem(list, "`switches` must be a list");
-      } else {
-        for (const YAML::Node& s : list) LoadSwitch(s, switches, switch_nodes);
-      }
-    }
-    if (const YAML::Node list = root["hosts"]; list) {
-      if (!list.IsSequence()) {
-        Problem(list, "`hosts` must be a list");
-      } else {
-        absl::flat_hash_set<std::string> names;
-        for (const YAML::Node& h : list) LoadHost(h, hosts, names, switch_nodes);
-      }
-    }
-    if (const YAML::Node list = root["jobs"]; list) {
-      if (!list.IsSequence()) {
-        Problem(list, "`jobs` must be a list");
-      } else {
-        absl::flat_hash_set<std::string> host_names;
-        for (const TopologyHost& h : hosts) host_names.insert(h.name);
-        absl::flat_hash_set<std::string> job_names;
-        for (const YAML::Node& j : list) LoadJob(j, jobs, job_names, host_names);
-      }
-    }
-    // Switch links must name known switches.
-    for (size_t i = 0; i < switches.size(); ++i) {
-      const YAML::Node links = switch_nodes[switches[i].name]["links"];
-      for (size_t j = 0; j < switches[i].links.size(); ++j) {
-        const TopologyLink& l = switches[i].links[j];
-        if (!l.peer.empty() && !switch_nodes.contains(l.peer)) {
-          Problem(links[j], absl::StrCat("link from ", switches[i].name, "/", l.port,
-                                         " names switch `", l.peer,
-                                         "`, which is not in `switches`"));
-        }
-      }
-    }
-  }
-
-  std::vector<std::string>& problems() { return problems_; }
 
   // Each switch port is used once, by a NIC or by a link.
   void ClaimPort(const YAML::Node& at, const std::string& sw, const std::string& port,
@@ -134,157 +81,148 @@ class Loader {
     if (sw.empty() || port.empty()) return;
     auto [it, inserted] = port_owner_.emplace(PortKey(sw, port), owner);
     if (!inserted && it->second != owner) {
-      Problem(at, absl::StrCat("switch port ", sw, "/", port, " is used by ", it->second,
-                               " and by ", owner));
+      problems_.Error(at, "port-in-use",
+                      absl::StrCat("switch port ", sw, "/", port, " is used by ", it->second,
+                                   " and by ", owner));
     }
   }
 
- private:
   void LoadSwitch(const YAML::Node& s, std::vector<TopologySwitch>& switches,
-                  absl::flat_hash_map<std::string, YAML::Node>& nodes) {
-    if (!s.IsMap()) {
-      Problem(s, "a switch must be a map with at least `name`");
-      return;
-    }
-    UnknownKeys(s, {"name", "role", "dialect", "links"}, "a switch");
+                  absl::flat_hash_set<std::string>& names) {
+    YamlMap map(s, "a switch", problems_, "with at least `name`");
+    if (!map.ok()) return;
     TopologySwitch sw;
-    sw.name = Required(s, "name", "switch");
-    sw.role = Optional(s, "role");
-    sw.dialect = Optional(s, "dialect");
+    map.RequiredString("name", sw.name);
+    map.String("role", sw.role);
+    map.String("dialect", sw.dialect);
+    std::vector<YAML::Node> links = ListEntries(map, "links");
+    map.Finish();
     if (sw.name.empty()) return;
-    if (!nodes.emplace(sw.name, s).second) {
-      Problem(s["name"], absl::StrCat("switch `", sw.name, "` is defined twice"));
-      return;
-    }
-    if (const YAML::Node links = s["links"]; links) {
-      if (!links.IsSequence()) {
-        Problem(links, "`links` must be a list");
-      } else {
-        for (const YAML::Node& l : links) {
-          if (!l.IsMap()) {
-            Problem(l, "a link must be a map with `port`, `peer` and `peer_port`");
-            continue;
-          }
-          UnknownKeys(l, {"port", "peer", "peer_port"}, "a link");
-          TopologyLink link{Required(l, "port", "link"), Required(l, "peer", "link"),
-                            Required(l, "peer_port", "link")};
-          ClaimPort(l, sw.name, link.port, absl::StrCat("the link to ", link.peer));
-          sw.links.push_back(std::move(link));
-        }
-      }
+    if (!FirstDefinition(map, names, "switch", sw.name)) return;
+    for (const YAML::Node& l : links) {
+      YamlMap link_map(l, "a link", problems_, "with `port`, `peer` and `peer_port`");
+      if (!link_map.ok()) continue;
+      TopologyLink link;
+      link_map.RequiredString("port", link.port);
+      link_map.RequiredString("peer", link.peer);
+      link_map.RequiredString("peer_port", link.peer_port);
+      link_map.Finish();
+      ClaimPort(l, sw.name, link.port, absl::StrCat("the link to ", link.peer));
+      links_.push_back({sw.name, link, l});
+      sw.links.push_back(std::move(link));
     }
     switches.push_back(std::move(sw));
   }
 
+  void LoadNic(const YAML::Node& n, TopologyHost& host, absl::flat_hash_set<std::string>& devices,
+               const absl::flat_hash_set<std::string>& switches) {
+    YamlMap map(n, "a NIC", problems_, "with `device`, `rail`, `switch` and `port`");
+    if (!map.ok()) return;
+    TopologyNic nic;
+    map.RequiredString("device", nic.device);
+    map.String("netdev", nic.netdev);
+    map.String("switch", nic.switch_name);
+    map.String("port", nic.switch_port);
+    int64_t rail = -1;
+    if (map.Int("rail", rail, 0)) {
+      nic.rail = static_cast<int>(std::min<int64_t>(rail, std::numeric_limits<int>::max()));
+    }
+    map.Finish();
+    if (!nic.device.empty() && !devices.insert(nic.device).second) {
+      problems_.Error(n, "duplicate",
+                      absl::StrCat("NIC `", nic.device, "` is listed twice on ", host.name));
+    }
+    if (nic.switch_name.empty() != nic.switch_port.empty()) {
+      problems_.Error(n, "bad-value",
+                      "a NIC's `switch` and `port` go together: give both or neither");
+    } else if (!nic.switch_name.empty() && !switches.contains(nic.switch_name)) {
+      problems_.Error(map.Get("switch"), "unknown-switch",
+                      absl::StrCat("NIC ", host.name, "/", nic.device, " plugs into switch `",
+                                   nic.switch_name, "`, which is not in `switches`"));
+    }
+    ClaimPort(n, nic.switch_name, nic.switch_port, absl::StrCat(host.name, "/", nic.device));
+    host.nics.push_back(std::move(nic));
+  }
+
   void LoadHost(const YAML::Node& h, std::vector<TopologyHost>& hosts,
                 absl::flat_hash_set<std::string>& names,
-                const absl::flat_hash_map<std::string, YAML::Node>& switches) {
-    if (!h.IsMap()) {
-      Problem(h, "a host must be a map with `name` and `nics`");
-      return;
-    }
-    UnknownKeys(h, {"name", "nics"}, "a host");
+                const absl::flat_hash_set<std::string>& switches) {
+    YamlMap map(h, "a host", problems_, "with `name` and `nics`");
+    if (!map.ok()) return;
     TopologyHost host;
-    host.name = Required(h, "name", "host");
+    map.RequiredString("name", host.name);
+    std::vector<YAML::Node> nics = ListEntries(map, "nics");
+    map.Finish();
     if (host.name.empty()) return;
-    if (!names.insert(host.name).second) {
-      Problem(h["name"], absl::StrCat("host `", host.name, "` is defined twice"));
-      return;
-    }
-    const YAML::Node nics = h["nics"];
-    if (nics && !nics.IsSequence()) {
-      Problem(nics, "`nics` must be a list");
-    } else if (nics) {
-      absl::flat_hash_set<std::string> devices;
-      for (const YAML::Node& n : nics) {
-        if (!n.IsMap()) {
-          Problem(n, "a NIC must be a map with `device`, `rail`, `switch` and `port`");
-          continue;
-        }
-        UnknownKeys(n, {"device", "netdev", "rail", "switch", "port"}, "a NIC");
-        TopologyNic nic;
-        nic.device = Required(n, "device", "NIC");
-        nic.netdev = Optional(n, "netdev");
-        nic.switch_name = Optional(n, "switch");
-        nic.switch_port = Optional(n, "port");
-        if (!IntAtLeast(n, "rail", 0, &nic.rail)) nic.rail = -1;
-        if (!nic.device.empty() && !devices.insert(nic.device).second) {
-          Problem(n, absl::StrCat("NIC `", nic.device, "` is listed twice on ", host.name));
-        }
-        if (nic.switch_name.empty() != nic.switch_port.empty()) {
-          Problem(n, "a NIC's `switch` and `port` go together: give both or neither");
-        } else if (!nic.switch_name.empty() && !switches.contains(nic.switch_name)) {
-          Problem(n["switch"], absl::StrCat("NIC ", host.name, "/", nic.device,
-                                            " plugs into switch `", nic.switch_name,
-                                            "`, which is not in `switches`"));
-        }
-        ClaimPort(n, nic.switch_name, nic.switch_port,
-                  absl::StrCat(host.name, "/", nic.device));
-        host.nics.push_back(std::move(nic));
-      }
-    }
+    if (!FirstDefinition(map, names, "host", host.name)) return;
+    absl::flat_hash_set<std::string> devices;
+    for (const YAML::Node& n : nics) LoadNic(n, host, devices, switches);
     hosts.push_back(std::move(host));
   }
 
   void LoadJob(const YAML::Node& j, std::vector<TopologyJob>& jobs,
                absl::flat_hash_set<std::string>& names,
                const absl::flat_hash_set<std::string>& host_names) {
-    if (!j.IsMap()) {
-      Problem(j, "a job must be a map with `name` and `hosts`");
-      return;
-    }
-    UnknownKeys(j, {"name", "hosts", "gpus_per_host"}, "a job");
+    YamlMap map(j, "a job", problems_, "with `name` and `hosts`");
+    if (!map.ok()) return;
     TopologyJob job;
-    job.name = Required(j, "name", "job");
-    IntAtLeast(j, "gpus_per_host", 1, &job.gpus_per_host);
-    const YAML::Node list = j["hosts"];
-    if (!list || !list.IsSequence() || list.size() == 0) {
-      Problem(list ? list : j, "job: `hosts` is required (a non-empty list of host names)");
+    map.RequiredString("name", job.name);
+    int64_t gpus = job.gpus_per_host;
+    if (map.Int("gpus_per_host", gpus, 1)) {
+      job.gpus_per_host = static_cast<int>(std::min<int64_t>(gpus, std::numeric_limits<int>::max()));
+    }
+    const YAML::Node given = map.Get("hosts");
+    const YAML::Node list = map.List("hosts");
+    map.Finish();
+    if (!list.IsDefined() || list.size() == 0) {
+      if (!given.IsDefined() || given.IsNull() || given.IsSequence()) {  // else: bad-type
+        problems_.Error(given.IsDefined() ? given : j, "missing-key",
+                        "`hosts` is required in a job (a non-empty list of host names)");
+      }
     } else {
       absl::flat_hash_set<std::string> seen;
       for (const YAML::Node& h : list) {
         if (!h.IsScalar() || h.Scalar().empty()) {
-          Problem(h, "a job's host must be a host name");
+          problems_.Error(h, "bad-type", "a job's host must be a host name");
           continue;
         }
         const std::string& name = h.Scalar();
         if (!host_names.contains(name)) {
-          Problem(h, absl::StrCat("job `", job.name, "` names host `", name,
-                                  "`, which is not in `hosts`"));
+          problems_.Error(h, "unknown-host",
+                          absl::StrCat("job `", job.name, "` names host `", name,
+                                       "`, which is not in `hosts`"));
         } else if (!seen.insert(name).second) {
-          Problem(h, absl::StrCat("host `", name, "` is listed twice in job `", job.name, "`"));
+          problems_.Error(h, "duplicate",
+                          absl::StrCat("host `", name, "` is listed twice in job `", job.name,
+                                       "`"));
         } else {
           job.hosts.push_back(name);
         }
       }
     }
     if (job.name.empty()) return;
-    if (!names.insert(job.name).second) {
-      Problem(j["name"], absl::StrCat("job `", job.name, "` is defined twice"));
-      return;
-    }
+    if (!FirstDefinition(map, names, "job", job.name)) return;
     jobs.push_back(std::move(job));
   }
 
-  std::string file_;
-  std::vector<std::string> problems_;
+  struct PendingLink {
+    std::string from;
+    TopologyLink link;
+    YAML::Node node;
+  };
+
+  YamlProblems problems_;
   absl::flat_hash_map<std::string, std::string> port_owner_;
+  std::vector<PendingLink> links_;
 };
 
 }  // namespace
 
 absl::StatusOr<Topology> Topology::LoadString(std::string_view yaml, std::string_view file_name) {
   Topology t;
-  Loader loader(file_name);
-  try {
-    loader.Load(YAML::Load(std::string(yaml)), t.hosts_, t.switches_, t.jobs_);
-  } catch (const YAML::Exception& e) {
-    loader.problems().push_back(absl::StrCat(AsAbsl(file_name), ":", e.mark.line + 1, ":",
-                                             e.mark.column + 1, ": ", e.msg));
-  }
-  if (!loader.problems().empty()) {
-    return absl::InvalidArgumentError(absl::StrJoin(loader.problems(), "\n"));
-  }
+  TopologyLoader loader(file_name);
+  loader.Load(yaml, t.hosts_, t.switches_, t.jobs_);
+  if (absl::Status s = loader.problems().ToStatus(); !s.ok()) return s;
   t.Index();
   return t;
 }

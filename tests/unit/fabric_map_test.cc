@@ -396,21 +396,21 @@ jobs:
   absl::StatusOr<Topology> t = Topology::LoadString(kBad, "jobs.yaml");
   ASSERT_FALSE(t.ok());
   const std::string m(t.status().message());
-  EXPECT_THAT(m, HasSubstr("jobs.yaml:6:27: job `a` names host `h9`, which is not in `hosts`"));
-  EXPECT_THAT(m, HasSubstr("jobs.yaml:6:47: `gpus_per_host` must be a number >= 1"));
-  EXPECT_THAT(m, HasSubstr("jobs.yaml:7:12: job `a` is defined twice"));
-  EXPECT_THAT(m, HasSubstr("jobs.yaml:7:27: host `h2` is listed twice in job `a`"));
-  EXPECT_THAT(m, HasSubstr("jobs.yaml:7:32: unknown key `colour` in a job"));
-  EXPECT_THAT(m, HasSubstr("jobs.yaml:8:5: job: `name` is required"));
-  EXPECT_THAT(m, HasSubstr("jobs.yaml:9:5: job: `hosts` is required"));
-  EXPECT_THAT(m, HasSubstr("jobs.yaml:11:20: `gpus_per_host` must be a number >= 1"));
-  EXPECT_THAT(m, HasSubstr("jobs.yaml:12:12: job: `hosts` is required"));
+  EXPECT_THAT(m, HasSubstr("jobs.yaml:6:27: error[unknown-host]: job `a` names host `h9`, which is not in `hosts`"));
+  EXPECT_THAT(m, HasSubstr("jobs.yaml:6:47: error[bad-value]: gpus_per_host `0` is not a whole number >= 1"));
+  EXPECT_THAT(m, HasSubstr("jobs.yaml:7:12: error[duplicate]: job `a` is defined twice"));
+  EXPECT_THAT(m, HasSubstr("jobs.yaml:7:27: error[duplicate]: host `h2` is listed twice in job `a`"));
+  EXPECT_THAT(m, HasSubstr("jobs.yaml:7:32: error[unknown-key]: unknown key `colour` in a job"));
+  EXPECT_THAT(m, HasSubstr("jobs.yaml:8:5: error[missing-key]: `name` is required in a job"));
+  EXPECT_THAT(m, HasSubstr("jobs.yaml:9:5: error[missing-key]: `hosts` is required in a job"));
+  EXPECT_THAT(m, HasSubstr("jobs.yaml:11:20: error[bad-value]: gpus_per_host `many` is not a whole number >= 1"));
+  EXPECT_THAT(m, HasSubstr("jobs.yaml:12:12: error[bad-type]: `hosts` must be a list"));
   EXPECT_EQ(std::count(m.begin(), m.end(), '\n'), 8) << m;
 
   absl::StatusOr<Topology> not_a_list =
       Topology::LoadString("hosts: [{name: h1}]\njobs: {a: 1}\n", "jobs.yaml");
   ASSERT_FALSE(not_a_list.ok());
-  EXPECT_THAT(not_a_list.status().message(), HasSubstr("jobs.yaml:2:7: `jobs` must be a list"));
+  EXPECT_THAT(not_a_list.status().message(), HasSubstr("jobs.yaml:2:7: error[bad-type]: `jobs` must be a list"));
 }
 
 // Events as the agent sends them: the log collector's fields as attributes, the agent's host

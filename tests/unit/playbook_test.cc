@@ -92,9 +92,9 @@ TEST(LoadPlaybooks, EveryProblemWithFileLineColumn) {
   // column 14 and the ">" is 21 characters into it.
   EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:7:35: error[bad-condition]")));
   EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:12:13: error[bad-severity]")));
-  EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:13:8: error[bad-duration]")));
-  EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:14:3: warning[unknown-key]")));
-  EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:16:3: error[missing-key]")));
+  EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:13:8: error[bad-value]: for `5 minutes` is not a duration")));
+  EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:14:3: warning[unknown-key]: unknown key `colour` in a playbook")));
+  EXPECT_THAT(got, ::testing::Contains(HasSubstr("test.yaml:16:3: error[missing-key]: `condition` is required in a playbook")));
   EXPECT_EQ(got.size(), 5u) << ::testing::PrintToString(got);
 }
 
@@ -168,6 +168,33 @@ TEST(LoadPlaybooks, StrayCommaIsASyntaxErrorNotAnEndlessLoop) {
     EXPECT_EQ(r.problems[0].line, line) << text;
     EXPECT_THAT(r.problems[0].message, HasSubstr("','"));
   }
+}
+
+// Lists, overrides and explains entries read through the common reader: a bad override mode
+// and a bad number are errors at their value, a misspelt key a warning with the key it meant.
+TEST(LoadPlaybooks, OverrideModesAndExplainsEntriesAreCheckedWhereWritten) {
+  const std::string text =
+      "- list: l\n"                                                  // 1
+      "  items: [a]\n"                                               // 2
+      "- list: l\n"                                                  // 3
+      "  items: [b]\n"                                               // 4
+      "  override: {items: apend}\n"                                 // 5
+      "- playbook: p\n"                                              // 6
+      "  desc: d\n"                                                  // 7
+      "  condition: a_total > 1\n"                                   // 8
+      "  runbook: https://runbooks.example/p\n"                      // 9
+      "  explains:\n"                                                // 10
+      "    - {playbooks: [q], hops: -1, relaton: same_host}\n";      // 11
+  LoadResult r;
+  LoadPlaybooksFromString(text, "t.yaml", r, {.check_metric_names = false});
+  std::vector<std::string> got;
+  for (const LoadProblem& p : r.problems) got.push_back(p.ToString());
+  EXPECT_THAT(got, ::testing::UnorderedElementsAre(
+                       "t.yaml:5:21: error[bad-override]: override mode must be append or replace",
+                       "t.yaml:11:30: error[bad-value]: hops `-1` is not a whole number >= 0",
+                       "t.yaml:11:34: warning[unknown-key]: unknown key `relaton` in an "
+                       "`explains` entry (did you mean `relation`?); ignored"));
+  EXPECT_TRUE(r.playbooks.empty());
 }
 
 TEST(LoadPlaybooks, DuplicateAcrossFilesAndMissingRunbook) {

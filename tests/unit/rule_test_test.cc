@@ -145,17 +145,18 @@ TEST(RuleTestFileTest, ReportsEveryMistakeWithLineAndColumn) {
   EXPECT_THAT(
       ProblemTexts(r),
       ElementsAre(
-          AllOf(HasSubstr(f + "4:1: error[unknown-key]"), HasSubstr("\"colour\"")),
-          AllOf(HasSubstr(f + "7:15: error[bad-duration]"), HasSubstr("\"interval\"")),
+          AllOf(HasSubstr(f + "4:1: error[unknown-key]"), HasSubstr("`colour`")),
+          AllOf(HasSubstr(f + "7:15: error[bad-value]"), HasSubstr("interval `fast`")),
           AllOf(HasSubstr(f + "9:53: error[bad-series]"), HasSubstr("quoted label value")),
           AllOf(HasSubstr(f + "12:22: error[bad-values]"), HasSubstr("repetition count")),
-          AllOf(HasSubstr(f + "13:9: error[missing-key]"), HasSubstr("\"series\"")),
-          AllOf(HasSubstr(f + "15:48: error[bad-duration]"), HasSubstr("\"time\"")),
+          AllOf(HasSubstr(f + "13:9: error[missing-key]"), HasSubstr("`series`")),
+          AllOf(HasSubstr(f + "15:48: error[bad-value]"), HasSubstr("time `soon`")),
           AllOf(HasSubstr(f + "18:19: error[unknown-playbook]"),
                 HasSubstr("no playbook \"no_such_playbook\""),
                 HasSubstr("completion_errors, pause_flood")),
-          AllOf(HasSubstr(f + "20:20: error[bad-state]"), HasSubstr("\"resolved\"")),
-          AllOf(HasSubstr(f + "21:13: error[unknown-key]"), HasSubstr("\"culprits\"")),
+          AllOf(HasSubstr(f + "20:20: error[bad-state]"), HasSubstr("`resolved`")),
+          AllOf(HasSubstr(f + "21:13: error[unknown-key]"),
+                HasSubstr("`culprits` in an expected diagnosis (did you mean `culprit`?)")),
           AllOf(HasSubstr(f + "22:5: error[no-expectations]"), HasSubstr("expects nothing"))));
 }
 

@@ -63,14 +63,14 @@ hosts:
   absl::StatusOr<Topology> t = Topology::LoadString(kBad, "bad.yaml");
   ASSERT_FALSE(t.ok());
   const std::string msg(t.status().message());
-  EXPECT_THAT(msg, HasSubstr("bad.yaml:3:12: switch `leaf-r0` is defined twice"));
-  EXPECT_THAT(msg, HasSubstr("names switch `nowhere`"));
-  EXPECT_THAT(msg, HasSubstr("bad.yaml:8:32: `rail` must be a number >= 0"));
-  EXPECT_THAT(msg, HasSubstr("plugs into switch `leaf-r9`"));
-  EXPECT_THAT(msg, HasSubstr("NIC `mlx5_0` is listed twice on h1"));
-  EXPECT_THAT(msg, HasSubstr("`switch` and `port` go together"));
-  EXPECT_THAT(msg, HasSubstr("unknown key `colour` in a NIC"));
-  EXPECT_THAT(msg, HasSubstr("switch port leaf-r0/Ethernet4 is used by h1/mlx5_1 and by h2/mlx5_0"));
+  EXPECT_THAT(msg, HasSubstr("bad.yaml:3:12: error[duplicate]: switch `leaf-r0` is defined twice"));
+  EXPECT_THAT(msg, HasSubstr("error[unknown-switch]: link from leaf-r1/Ethernet1 names switch `nowhere`"));
+  EXPECT_THAT(msg, HasSubstr("bad.yaml:8:32: error[bad-value]: rail `-2` is not a whole number >= 0"));
+  EXPECT_THAT(msg, HasSubstr("error[unknown-switch]: NIC h1/mlx5_0 plugs into switch `leaf-r9`"));
+  EXPECT_THAT(msg, HasSubstr("bad.yaml:9:9: error[duplicate]: NIC `mlx5_0` is listed twice on h1"));
+  EXPECT_THAT(msg, HasSubstr("bad.yaml:9:9: error[bad-value]: a NIC's `switch` and `port` go together"));
+  EXPECT_THAT(msg, HasSubstr("bad.yaml:10:60: error[unknown-key]: unknown key `colour` in a NIC"));
+  EXPECT_THAT(msg, HasSubstr("bad.yaml:13:9: error[port-in-use]: switch port leaf-r0/Ethernet4 is used by h1/mlx5_1 and by h2/mlx5_0"));
 }
 
 TEST(TopologyTest, SyntaxErrorAndMissingFile) {
@@ -95,6 +95,23 @@ TEST(LldpCheckTest, MatchesShortNameFqdnNetdevDeviceAndMac) {
       V::kMatch);
   EXPECT_EQ(CheckLldpNeighbor(*t, "spine-0", "Ethernet0", "leaf-r0", "Ethernet64").verdict,
             V::kMatch);
+}
+
+TEST(TopologyTest, AnEmptyFileOrOneThatIsNotAMappingAndAMisspeltSection) {
+  absl::StatusOr<Topology> empty = Topology::LoadString("", "e.yaml");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().message(),
+            "e.yaml: error[missing-key]: the topology is empty (give `hosts` and `switches`)");
+  absl::StatusOr<Topology> list = Topology::LoadString("- a\n", "l.yaml");
+  ASSERT_FALSE(list.ok());
+  EXPECT_EQ(list.status().message(),
+            "l.yaml:1:1: error[bad-type]: the topology must be a mapping with `hosts` and "
+            "`switches`");
+  absl::StatusOr<Topology> typo = Topology::LoadString("switches: []\nhots: []\n", "t.yaml");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.status().message(),
+            "t.yaml:2:1: error[unknown-key]: unknown key `hots` in the topology (did you mean "
+            "`hosts`?)");
 }
 
 TEST(LldpCheckTest, MismatchNamesWhatWasExpected) {

@@ -176,31 +176,31 @@ TEST(GnmiProfileLoad, ReportsEveryProblemWithFileLineColumn) {
   }
   EXPECT_THAT(msg, HasSubstr("broken.yaml:1:7: error[bad-name]"));
   EXPECT_THAT(msg, HasSubstr("broken.yaml:2:11: error[bad-encoding]"));
-  EXPECT_THAT(msg, HasSubstr("broken.yaml:3:1: warning[unknown-key]: unknown key \"colour\""));
+  EXPECT_THAT(msg, HasSubstr("broken.yaml:3:1: warning[unknown-key]: unknown key `colour`"));
   EXPECT_THAT(msg, HasSubstr("broken.yaml:5:21: error[bad-path]: a subscription path"));
   EXPECT_THAT(msg, HasSubstr("broken.yaml:5:37: error[bad-mode]"));
   // The '{' of "{interface]": the scalar's quote is column 11, the text starts at 12, and
   // the '{' is 27 characters into it.
   EXPECT_THAT(msg, HasSubstr("broken.yaml:7:39: error[bad-path]: '{' not closed"));
   EXPECT_THAT(msg, HasSubstr("broken.yaml:10:13: error[unknown-series]: "
-                             "\"fabric_no_such_series_total\" is not a canonical series"));
-  EXPECT_THAT(msg, HasSubstr("broken.yaml:11:11: error[bad-label]: label \"switch\" is set by "
+                             "`fabric_no_such_series_total` is not a canonical series"));
+  EXPECT_THAT(msg, HasSubstr("broken.yaml:11:11: error[bad-label]: label `switch` is set by "
                              "the agent"));
-  EXPECT_THAT(msg, HasSubstr("broken.yaml:13:18: error[bad-number]"));
+  EXPECT_THAT(msg, HasSubstr("broken.yaml:13:18: error[bad-value]: UP `one` is not a number"));
   EXPECT_THAT(msg, HasSubstr("broken.yaml:16:18: error[bad-value-label]"));
-  EXPECT_THAT(msg, HasSubstr("broken.yaml:17:5: warning[unknown-key]: unknown key \"colour\""));
+  EXPECT_THAT(msg, HasSubstr("broken.yaml:17:5: warning[unknown-key]: unknown key `colour`"));
 }
 
 TEST(GnmiProfileLoad, BadYamlAndMissingKeysAreReported) {
   absl::StatusOr<GnmiProfile> p = GnmiProfile::LoadString("name: [unclosed\n", "bad.yaml");
   ASSERT_FALSE(p.ok());
   EXPECT_THAT(std::string(p.status().message()), HasSubstr("bad.yaml:"));
-  EXPECT_THAT(std::string(p.status().message()), HasSubstr("error[bad-yaml]"));
+  EXPECT_THAT(std::string(p.status().message()), HasSubstr("error[yaml-syntax]"));
 
   p = GnmiProfile::LoadString("description: x\n", "empty.yaml");
   ASSERT_FALSE(p.ok());
-  EXPECT_THAT(std::string(p.status().message()), HasSubstr("\"name\" is required"));
-  EXPECT_THAT(std::string(p.status().message()), HasSubstr("\"mappings\" is required"));
+  EXPECT_THAT(std::string(p.status().message()), HasSubstr("empty.yaml:1:1: error[missing-key]: `name` is required"));
+  EXPECT_THAT(std::string(p.status().message()), HasSubstr("empty.yaml:1:1: error[missing-key]: `mappings` is required"));
 }
 
 TEST(GnmiProfileLoad, IncludeOfAMissingProfileIsAnError) {
