@@ -110,7 +110,7 @@ class ScenarioMap {
   // A problem at the key's value (at the mapping when the key is absent).
   void Problem(std::string_view key, std::string_view code, std::string message);
   // Marks `key` known without reading it (read elsewhere).
-  void Known(std::string_view key) { map_.Known(key); }
+  void Known(std::string_view key) { map_.Get(key); }
   // Reports the keys nobody asked for (error[unknown-key], "did you mean").
   void Finish() { map_.Finish(); }
 
