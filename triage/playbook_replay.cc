@@ -1,10 +1,12 @@
 #include "triage/playbook_replay.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "collectors/log_event_record.h"
 #include "common/clock.h"
@@ -18,6 +20,8 @@
 
 namespace railwatch {
 namespace {
+
+namespace fs = std::filesystem;
 
 constexpr absl::Duration kReplayTick = absl::Seconds(1);
 // After the last event: evaluations every this long until every playbook's `for` has passed.
@@ -117,7 +121,9 @@ TriageDiagnosis FromDiagnosis(const v1::Diagnosis& d, const KindsByPlaybook& kin
 
 std::string TriageHostLabel(const logs::LogEvent& event) {
   const std::string& host = event.Value("host");
-  return host.empty() ? "<host>" : host;
+  if (!host.empty()) return host;
+  if (event.source.empty() || event.source == "-") return "<host>";
+  return absl::StrCat("<host of ", fs::path(event.source).filename().string(), ">");
 }
 
 std::vector<TriageDiagnosis> ReplayThroughPlaybooks(const std::vector<logs::LogEvent>& events,

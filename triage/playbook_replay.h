@@ -16,9 +16,10 @@
 namespace railwatch {
 
 // The `host` label a log event gets when it is replayed: the host its line names (NCCL's
-// "host:pid:tid" prefix), or "<host>" when the line names none (a placeholder the runbook's
-// commands then show, for the engineer to fill in). On a real host the agent that tails the
-// log adds its own host name instead.
+// "host:pid:tid" prefix), or, when the line names none, a placeholder the runbook's commands
+// then show for the engineer to fill in: "<host of rank3.log>" (the input's file name, so that
+// two such files are two incidents, not one), "<host>" on standard input. On a real host the
+// agent that tails the log adds its own host name instead.
 std::string TriageHostLabel(const logs::LogEvent& event);
 
 // Where no line of the input has a time: the replay's clock starts here (as rule tests do).

@@ -122,7 +122,17 @@ TEST(TriagePlaybooks, ALineWithoutAHostGetsAPlaceholderTheRunbookShows) {
       ShippedPlaybooks());
   ASSERT_EQ(r.findings.size(), 1u);
   ASSERT_EQ(r.findings[0].diagnoses.size(), 1u);
-  EXPECT_THAT(r.findings[0].diagnoses[0].commands, Contains(HasSubstr("ssh <host> ")));
+  EXPECT_THAT(r.findings[0].diagnoses[0].commands,
+              Contains("ssh <host of pytorch_01_watchdog_timeout_allreduce_torch2.6_pidprefix.log> "
+                       "nvidia-smi -q -d ERROR"));
+  // On standard input there is no file name to say whose host it is.
+  TriageReport stdin_report = TriageEvents(
+      ParseText("[rank0]:[E ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective "
+                "operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+                "Timeout(ms)=600000) ran for 600060 milliseconds before timing out.\n"),
+      ShippedPlaybooks());
+  ASSERT_FALSE(stdin_report.diagnoses.empty());
+  EXPECT_EQ(stdin_report.diagnoses[0].host, "<host>");
 }
 
 TEST(TriagePlaybooks, AHealthyRunFiresNothing) {
