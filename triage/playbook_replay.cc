@@ -9,14 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "collectors/log_event_record.h"
-#include "common/clock.h"
 #include "common/labels.h"
 #include "common/shipped_data.h"
 #include "engine/diagnosis_text.h"
 #include "engine/engine.h"
+#include "engine/replay.h"
 #include "store/event_store.h"
-#include "store/series_store.h"
-#include "topology/fabric_map.h"
 
 namespace railwatch {
 namespace {
@@ -144,21 +142,16 @@ std::vector<TriageDiagnosis> ReplayThroughPlaybooks(const std::vector<logs::LogE
   const int64_t start = order.empty()
                             ? absl::ToUnixNanos(absl::FromUnixSeconds(kTriageReplayStartUnixSeconds))
                             : times[order.front()];
-  FakeClock clock(absl::FromUnixNanos(start));
-  SeriesStore series(SeriesStore::Options{});
-  EventStore event_store(EventStore::Options{});
-  JobRegistry jobs;
-  FabricMap fabric(nullptr, &jobs);
-  Engine::Options options;
-  options.threads = 1;
+  EngineReplay::Options options;
+  options.engine.threads = 1;
+  options.start = absl::FromUnixNanos(start);
   const KindsByPlaybook kinds_of = EventKindsOf(playbooks);
-  Engine engine(options, std::move(playbooks), series, clock, Engine::Sources{&event_store, &fabric});
+  EngineReplay replay(std::move(options), std::move(playbooks));
   FiredRecorder fired;
-  engine.AddListener(&fired);
+  replay.AddListener(&fired);
 
   auto evaluate = [&](int64_t now) {
-    clock.Set(absl::FromUnixNanos(now));
-    engine.EvaluateOnce();
+    replay.EvaluateAt(now);
     ++st.evaluations;
   };
   const int64_t tick = absl::ToInt64Nanoseconds(kReplayTick);
@@ -169,9 +162,7 @@ std::vector<TriageDiagnosis> ReplayThroughPlaybooks(const std::vector<logs::LogE
     const int64_t step = times[order[next]] + tick - 1;
     for (; next < order.size() && times[order[next]] <= step; ++next) {
       const size_t i = order[next];
-      StoredEvent e = ReplayedEvent(events[i], times[i]);
-      jobs.Observe(e);
-      event_store.Append(std::move(e));
+      replay.AddEvent(ReplayedEvent(events[i], times[i]));
       ++st.events;
     }
     now = times[order[next - 1]];
@@ -184,7 +175,7 @@ std::vector<TriageDiagnosis> ReplayThroughPlaybooks(const std::vector<logs::LogE
   }
 
   std::map<std::string, v1::Diagnosis> by_id;
-  for (v1::Diagnosis& d : engine.List()) by_id.emplace(d.id(), std::move(d));
+  for (v1::Diagnosis& d : replay.List()) by_id.emplace(d.id(), std::move(d));
   std::vector<TriageDiagnosis> out;
   for (const std::string& id : fired.ids()) {
     auto it = by_id.find(id);
