@@ -115,8 +115,7 @@ TriageInputs ReadTriageInputs(const std::vector<std::string>& files, std::istrea
     }
     input.rdma = rdma.TakeOutput();
     for (const RdmaToolProblem& p : input.rdma.problems) {
-      err << "railwatch triage: " << file << ":" << p.line << ": rdma output: " << p.reason
-          << "\n";
+      err << "railwatch triage: " << file << ":" << p.line << ": rdma output: " << p.reason << "\n";
     }
     std::vector<LogEvent> rdma_events = RdmaToolEvents(input.rdma, file);
     out.events.insert(out.events.end(), std::make_move_iterator(rdma_events.begin()),

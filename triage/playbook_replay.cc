@@ -22,6 +22,11 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr absl::Duration kReplayTick = absl::Seconds(1);
+// A long log is evaluated in longer steps, so that a day of timed lines costs seconds, not
+// minutes: about this many steps over the log's span, never longer than kReplayMaxStep (a 5m
+// window is still seen ten times as it passes).
+constexpr int64_t kReplayTargetSteps = 2000;
+constexpr absl::Duration kReplayMaxStep = absl::Seconds(30);
 // After the last event: evaluations every this long until every playbook's `for` has passed.
 constexpr absl::Duration kReplayTailStep = absl::Seconds(5);
 constexpr absl::Duration kReplayTailLimit = absl::Minutes(10);
@@ -139,9 +144,9 @@ std::vector<TriageDiagnosis> ReplayThroughPlaybooks(const std::vector<logs::LogE
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return times[a] < times[b]; });
 
-  const int64_t start = order.empty()
-                            ? absl::ToUnixNanos(absl::FromUnixSeconds(kTriageReplayStartUnixSeconds))
-                            : times[order.front()];
+  const int64_t start =
+      order.empty() ? absl::ToUnixNanos(absl::FromUnixSeconds(kTriageReplayStartUnixSeconds))
+                    : times[order.front()];
   EngineReplay::Options options;
   options.engine.threads = 1;
   options.start = absl::FromUnixNanos(start);
@@ -155,11 +160,14 @@ std::vector<TriageDiagnosis> ReplayThroughPlaybooks(const std::vector<logs::LogE
     ++st.evaluations;
   };
   const int64_t tick = absl::ToInt64Nanoseconds(kReplayTick);
+  const int64_t span = order.empty() ? 0 : times[order.back()] - times[order.front()];
+  const int64_t step_length =
+      std::clamp(span / kReplayTargetSteps, tick, absl::ToInt64Nanoseconds(kReplayMaxStep));
   size_t next = 0;
   int64_t now = start;
   while (next < order.size()) {
     // One step: every event up to a second after the first one not yet stored.
-    const int64_t step = times[order[next]] + tick - 1;
+    const int64_t step = times[order[next]] + step_length - 1;
     for (; next < order.size() && times[order[next]] <= step; ++next) {
       const size_t i = order[next];
       replay.AddEvent(ReplayedEvent(events[i], times[i]));

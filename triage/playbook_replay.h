@@ -33,8 +33,10 @@ struct ReplayStats {
 // Converts every event as the agent would (collectors/log_event_record.h: the log's name as
 // `log`, the fields as attributes with file and line) plus the host label, stores them in time
 // order and evaluates the Engine over `playbooks` on a FakeClock (engine/replay.h, the rule
-// tests' runner): at each event time (times closer than one second apart are one step, the
-// daemon's tick), then until the longest `for` of any playbook has passed after the last event.
+// tests' runner): at each event time (events closer than one step apart are one step: the
+// daemon's 1 s tick, longer for a log that spans more than about 2,000 s, up to 30 s, so that a
+// long log stays fast), then until the longest `for` of any playbook has passed after the last
+// event.
 // A line without a time takes the time of the line before it in the same input (the first time
 // in the inputs when no line before it has one; kTriageReplayStartUnixSeconds when none has).
 //

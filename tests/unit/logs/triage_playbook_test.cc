@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "cli/commands.h"
 #include "cli/triage.h"
 #include "gmock/gmock.h"
@@ -76,9 +77,8 @@ class RulesDir {
 };
 
 TEST(TriagePlaybooks, IbCompletionErrorsFireNcclFailureWithItsRunbook) {
-  TriageReport r =
-      TriageEvents(ParseFixture("nccl_03_ib_status12_vendor129_roce_gid_ipv6.log").events,
-                   ShippedPlaybooks());
+  TriageReport r = TriageEvents(
+      ParseFixture("nccl_03_ib_status12_vendor129_roce_gid_ipv6.log").events, ShippedPlaybooks());
   ASSERT_EQ(r.findings.size(), 1u);
   const TriageFinding& f = r.findings[0];
   ASSERT_EQ(f.diagnoses.size(), 1u);
@@ -136,9 +136,9 @@ TEST(TriagePlaybooks, ALineWithoutAHostGetsAPlaceholderTheRunbookShows) {
 }
 
 TEST(TriagePlaybooks, AHealthyRunFiresNothing) {
-  TriageReport r = TriageEvents(
-      ParseFixture("nccltests_01_allreduce_2node_h100_16ranks_table.txt").events,
-      ShippedPlaybooks());
+  TriageReport r =
+      TriageEvents(ParseFixture("nccltests_01_allreduce_2node_h100_16ranks_table.txt").events,
+                   ShippedPlaybooks());
   EXPECT_THAT(r.diagnoses, IsEmpty());
   for (const TriageFinding& f : r.findings) EXPECT_THAT(f.diagnoses, IsEmpty()) << f.title;
 }
@@ -158,9 +158,9 @@ TEST(TriagePlaybooks, TheDiagnosisIsWhateverTheGivenPlaybooksSay) {
   LoadResult rules = LoadTriagePlaybooks(dir.path());
   ASSERT_TRUE(rules.ok()) << rules.problems[0].ToString();
   ReplayStats stats;
-  std::vector<TriageDiagnosis> fired = ReplayThroughPlaybooks(
-      ParseFixture("nccl_03_ib_status12_vendor129_roce_gid_ipv6.log").events,
-      std::move(rules.playbooks), &stats);
+  std::vector<TriageDiagnosis> fired =
+      ReplayThroughPlaybooks(ParseFixture("nccl_03_ib_status12_vendor129_roce_gid_ipv6.log").events,
+                             std::move(rules.playbooks), &stats);
   ASSERT_EQ(fired.size(), 1u);
   EXPECT_EQ(fired[0].playbook, "roce_gid_mismatch");
   EXPECT_EQ(fired[0].severity, "warning");
@@ -222,11 +222,31 @@ TEST(TriagePlaybooks, EventsMinutesApartAreSeparateWindows) {
   EXPECT_EQ(ReplayThroughPlaybooks(close, IbErrorCountPlaybook(dir, ">= 2")).size(), 1u);
 }
 
+TEST(TriagePlaybooks, ALongTimedLogIsEvaluatedInBoundedSteps) {
+  // 5,000 errors a second apart: one evaluation per second would be 5,000; the replay takes
+  // about 2,000 longer steps and still sees the errors.
+  std::string log;
+  for (int i = 0; i < 5000; ++i) {
+    log += absl::StrFormat(
+        "2024-05-01T%02d:%02d:%02dZ gpu-7:100:188 [0] transport/net_ib.cc:839 NCCL WARN NET/IB : "
+        "Got completion with error 12, opcode 1, len 0, vendor err 129\n",
+        i / 3600, i / 60 % 60, i % 60);
+  }
+  std::vector<logs::LogEvent> events = ParseText(log);
+  ASSERT_EQ(events.size(), 5000u);
+  ReplayStats stats;
+  std::vector<TriageDiagnosis> fired = ReplayThroughPlaybooks(events, ShippedPlaybooks(), &stats);
+  EXPECT_EQ(stats.events, 5000u);
+  EXPECT_LE(stats.evaluations, 2001u);
+  EXPECT_GE(stats.evaluations, 1000u);
+  ASSERT_EQ(fired.size(), 1u);
+  EXPECT_EQ(fired[0].playbook, "nccl_failure");
+}
+
 TEST(TriagePlaybooks, TheCommandPrintsThePlaybookAndItsRunbookCommands) {
   std::ostringstream out, err;
   CliOptions options;
-  EXPECT_EQ(RunCommand({"triage", Fixture(
-                                      "nccl_03_ib_status12_vendor129_roce_gid_ipv6.log")},
+  EXPECT_EQ(RunCommand({"triage", Fixture("nccl_03_ib_status12_vendor129_roce_gid_ipv6.log")},
                        options, out, err),
             kExitOk);
   EXPECT_THAT(out.str(), HasSubstr("playbook      nccl_failure (critical): NCCL failure on "
@@ -236,11 +256,11 @@ TEST(TriagePlaybooks, TheCommandPrintsThePlaybookAndItsRunbookCommands) {
 
   std::ostringstream json, json_err;
   options.json = true;
-  EXPECT_EQ(RunCommand({"triage", Fixture(
-                                      "nccl_03_ib_status12_vendor129_roce_gid_ipv6.log")},
+  EXPECT_EQ(RunCommand({"triage", Fixture("nccl_03_ib_status12_vendor129_roce_gid_ipv6.log")},
                        options, json, json_err),
             kExitOk);
-  EXPECT_THAT(json.str(), HasSubstr(R"("diagnoses":[{"playbook":"nccl_failure","severity":"critical")"));
+  EXPECT_THAT(json.str(),
+              HasSubstr(R"("diagnoses":[{"playbook":"nccl_failure","severity":"critical")"));
 }
 
 TEST(TriagePlaybooks, ABrokenRulesFileIsNamedWithLineAndColumnAndTheLogIsStillTriaged) {
@@ -251,8 +271,7 @@ TEST(TriagePlaybooks, ABrokenRulesFileIsNamedWithLineAndColumnAndTheLogIsStillTr
   std::ostringstream out, err;
   CliOptions options;
   options.rules_dir = dir.path();
-  EXPECT_EQ(RunCommand({"triage", Fixture(
-                                      "nccl_03_ib_status12_vendor129_roce_gid_ipv6.log")},
+  EXPECT_EQ(RunCommand({"triage", Fixture("nccl_03_ib_status12_vendor129_roce_gid_ipv6.log")},
                        options, out, err),
             kExitInvalid);
   EXPECT_THAT(err.str(), HasSubstr("railwatch triage: " + dir.path() + "/bad.yaml:4:"));
