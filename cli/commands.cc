@@ -70,7 +70,7 @@ int RunCommand(const std::vector<std::string>& args, const CliOptions& options, 
   }
   if (cmd == "triage") {
     return RunTriage(std::vector<std::string>(args.begin() + 1, args.end()), options.json,
-                     std::cin, out, err);
+                     std::cin, out, err, options.rules_dir);
   }
   if (cmd == "gnmi") {
     if (args.size() < 2 || args[1] != "decode") {

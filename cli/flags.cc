@@ -48,8 +48,9 @@ ABSL_FLAG(std::string, profile, "", "gnmi decode: a profile name or a profile .y
 ABSL_FLAG(std::string, profiles_dir, "",
           "gnmi decode: where --profile=NAME is looked up (default: the shipped profiles)");
 ABSL_FLAG(std::string, rules, "",
-          "rules validate|list|describe: playbooks read when no path is given (default: the "
-          "shipped playbooks, as railwatchd finds them)");
+          "rules validate|list|describe: playbooks read when no path is given; triage: the "
+          "playbooks the log's events are played through (default: the shipped playbooks, as "
+          "railwatchd finds them)");
 
 namespace railwatch {
 namespace {

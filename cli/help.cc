@@ -133,13 +133,16 @@ The playbooks the running daemon loaded: severity, enabled, diagnoses pending an
   rules test FILE|DIR...        run playbook unit tests (*.test.yaml); failures name file:line
 No daemon is needed. --json for machine-readable output.
 )", false, {"rules", "json"}},
-      {"triage", R"(usage: railwatch triage FILE... [--json]
+      {"triage", R"(usage: railwatch triage FILE... [--json] [--rules=DIR]
 
 Offline triage of NCCL, PyTorch, NCCL RAS and nccl-tests logs (- is stdin): what failed, where,
-the likely fabric cause, what to run next. No daemon is needed. Pasted `rdma statistic show`,
-`rdma link show`, `rdma -j` and ibstatus output (alone or inside a log) is recognised too:
-retries, completion errors, out_of_buffer and links down, per device/port.
-)", false, {"json"}},
+what the lines mean, what to run next. No daemon is needed. The events are played through the
+daemon's playbooks (--rules, default the shipped rules) on a fake clock: a playbook that fires
+(nccl_failure, nic_gone ...) names the diagnosis, its runbook and the runbook's commands.
+Pasted `rdma statistic show`, `rdma link show`, `rdma -j` and ibstatus output (alone or inside
+a log) is recognised too: retries, completion errors, out_of_buffer and links down, per
+device/port.
+)", false, {"json", "rules"}},
       {"gnmi", R"(usage: railwatch gnmi decode FILE...|- [--format=F] [--profile=NAME|FILE.yaml] [--profiles_dir=DIR] [--json]
 
 Captured gNMI notifications (protojson, prototext, gnmic json/event/debug log, gnmi_cli) ->

@@ -1,11 +1,9 @@
 #include "cli/triage.h"
 
 #include <cmath>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <istream>
 #include <ostream>
+#include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -14,75 +12,20 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/commands.h"
-#include "cli/triage_findings.h"
-#include "cli/triage_rdma.h"
-#include "collectors/rdma_tool_output.h"
 #include "common/text.h"
 #include "logs/log_fields.h"
-#include "logs/log_parser.h"
 #include "nlohmann/json.hpp"
+#include "triage/findings.h"
+#include "triage/inputs.h"
+#include "triage/playbook_replay.h"
 
 namespace railwatch {
 namespace {
 
 using logs::LogEvent;
 using logs::LogParser;
+using Input = TriageInput;
 using Json = nlohmann::ordered_json;
-
-// Longest line read; the parser itself looks at the first 64 KiB of it and counts the cut.
-constexpr size_t kMaxLineBytes = 1 << 20;
-
-struct Input {
-  std::string name;
-  LogParser::Stats stats;
-  RdmaToolOutput rdma;  // the rdma tool output among its lines
-  std::string error;  // why it could not be read, "" when it was
-  int exit_code = kExitOk;
-};
-
-// Feeds `in` line by line, in chunks: a file of any size or shape, even one without a single
-// newline, costs bounded memory. Lines of `rdma` tool output go to `rdma`, the rest to `parser`
-// (with their true line numbers).
-bool FeedStream(std::istream& in, LogParser& parser, RdmaToolParser& rdma,
-                std::vector<LogEvent>& events) {
-  std::string chunk(64 * 1024, '\0');
-  std::string line;
-  bool cut = false;
-  int line_number = 0;
-  bool renumber = false;
-  auto feed = [&](const std::string& l) {
-    if (rdma.Feed(l, ++line_number)) {
-      renumber = true;
-      return;
-    }
-    if (renumber) parser.SetNextLineNumber(line_number);
-    renumber = false;
-    parser.Feed(l, events);
-  };
-  while (in) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    size_t n = static_cast<size_t>(in.gcount());
-    size_t start = 0;
-    while (start < n) {
-      const char* nl = static_cast<const char*>(std::memchr(chunk.data() + start, '\n', n - start));
-      size_t end = nl ? static_cast<size_t>(nl - chunk.data()) : n;
-      if (!cut) {
-        size_t take = std::min(end - start, kMaxLineBytes - line.size());
-        line.append(chunk, start, take);
-        cut = take < end - start;
-      }
-      if (nl == nullptr) break;
-      feed(line);
-      line.clear();
-      cut = false;
-      start = end + 1;
-    }
-  }
-  if (!line.empty()) feed(line);
-  parser.Finish(events);
-  rdma.Finish();
-  return !in.bad();
-}
 
 Json FieldValue(const LogEvent& e, const std::string& key, const std::string& value) {
   uint64_t u;
@@ -116,6 +59,18 @@ Json EventJson(const LogEvent& e) {
   return j;
 }
 
+Json DiagnosisJson(const TriageDiagnosis& d) {
+  Json j;
+  j["playbook"] = d.playbook;
+  j["severity"] = d.severity;
+  j["summary"] = d.summary;
+  j["culprit"] = d.culprit;
+  j["runbook"] = d.runbook;
+  j["commands"] = d.commands;
+  j["runbook_text"] = d.runbook_text;
+  return j;
+}
+
 Json FindingJson(const TriageFinding& f) {
   Json j;
   j["kind"] = "triage.finding";
@@ -128,8 +83,11 @@ Json FindingJson(const TriageFinding& f) {
   Json details = Json::object();
   for (const auto& [label, text] : f.details) details[label] = text;
   j["details"] = details;
-  if (!f.cause.empty()) j["cause"] = f.cause;
+  if (!f.meaning.empty()) j["meaning"] = f.meaning;
   j["next"] = f.next;
+  Json diagnoses = Json::array();
+  for (const TriageDiagnosis& d : f.diagnoses) diagnoses.push_back(DiagnosisJson(d));
+  j["diagnoses"] = diagnoses;
   return j;
 }
 
@@ -193,6 +151,7 @@ void PrintHuman(const std::vector<Input>& inputs, const LogParser::Stats& total,
     out << "No failure found.\n\n";
   }
   constexpr size_t kIndent = 20;
+  std::set<std::string> printed;  // diagnoses whose runbook was printed
   for (const TriageFinding& f : report.findings) {
     out << LevelName(f.level) << "  " << f.title << "\n";
     auto row = [&](const std::string& label, const std::string& text) {
@@ -205,11 +164,34 @@ void PrintHuman(const std::vector<Input>& inputs, const LogParser::Stats& total,
     }
     row("first seen", when);
     for (const auto& [label, text] : f.details) row(label, text);
-    if (!f.cause.empty()) row("likely cause", f.cause);
+    if (!f.meaning.empty()) row("meaning", f.meaning);
     for (size_t i = 0; i < f.next.size(); ++i) {
       out << "      " << (i == 0 ? "next" : "    ") << std::string(kIndent - 10, ' ') << f.next[i]
           << "\n";
     }
+    // The diagnosis: the playbook these events fire, its runbook and the runbook's commands
+    // (printed in full once; a later finding of the same diagnosis refers back to it).
+    for (const TriageDiagnosis& d : f.diagnoses) {
+      const std::string id = d.playbook + "\n" + d.culprit;
+      row("playbook", absl::StrCat(d.playbook, " (", d.severity, "): ", d.summary));
+      if (!printed.insert(id).second) {
+        row("runbook", "as above");
+        continue;
+      }
+      row("runbook", d.runbook);
+      for (size_t i = 0; i < d.commands.size(); ++i) {
+        out << "      " << (i == 0 ? "runbook next" : "            ") << std::string(kIndent - 18, ' ')
+            << d.commands[i] << "\n";
+      }
+    }
+    out << "\n";
+  }
+  // A diagnosis no finding names (its culprit is another host than the lines' own).
+  for (const TriageDiagnosis& d : report.diagnoses) {
+    if (printed.count(d.playbook + "\n" + d.culprit) > 0) continue;
+    out << "DIAGNOSIS  " << d.playbook << " (" << d.severity << "): " << Wrap(d.summary, 6)
+        << "\n      runbook " << d.runbook << "\n";
+    for (const std::string& c : d.commands) out << "        " << c << "\n";
     out << "\n";
   }
   if (!report.context.empty()) {
@@ -221,75 +203,37 @@ void PrintHuman(const std::vector<Input>& inputs, const LogParser::Stats& total,
 }  // namespace
 
 int RunTriage(const std::vector<std::string>& files, bool json, std::istream& in, std::ostream& out,
-              std::ostream& err) {
+              std::ostream& err, const std::string& rules) {
   if (files.empty()) {
-    err << "usage: railwatch triage FILE... [--json]   (- reads standard input)\n";
+    err << "usage: railwatch triage FILE... [--json] [--rules=DIR]   (- reads standard input)\n";
     return kExitUsage;
   }
-  std::vector<Input> inputs;
-  std::vector<LogEvent> events;
-  LogParser::Stats total;
-  for (const std::string& file : files) {
-    Input input;
-    input.name = file;
-    LogParser parser(file);
-    RdmaToolParser rdma;
-    std::error_code ec;
-    if (file == "-") {
-      if (!FeedStream(in, parser, rdma, events)) input.error = "read error on standard input";
-    } else if (!std::filesystem::exists(file, ec)) {
-      input.error = "no such file";
-      input.exit_code = kExitNotFound;
-    } else if (std::filesystem::is_directory(file, ec)) {
-      input.error = "is a directory";
-      input.exit_code = kExitError;
-    } else {
-      std::ifstream f(file, std::ios::binary);
-      if (!f) {
-        input.error = absl::StrCat("cannot open: ", std::strerror(errno));
-      } else if (!FeedStream(f, parser, rdma, events)) {
-        input.error = absl::StrCat("read error: ", std::strerror(errno));
-      }
-    }
-    if (!input.error.empty()) {
-      if (input.exit_code == kExitOk) input.exit_code = kExitError;
-      err << "railwatch triage: " << file << ": " << input.error << "\n";
-    }
-    input.stats = parser.stats();
-    for (const auto& p : input.stats.problems) {
-      err << "railwatch triage: " << file << ":" << p.line << ": " << p.reason << "\n";
-    }
-    input.rdma = rdma.TakeOutput();
-    for (const RdmaToolProblem& p : input.rdma.problems) {
-      err << "railwatch triage: " << file << ":" << p.line << ": rdma output: " << p.reason
-          << "\n";
-    }
-    std::vector<LogEvent> rdma_events = RdmaToolEvents(input.rdma, file);
-    events.insert(events.end(), std::make_move_iterator(rdma_events.begin()),
-                  std::make_move_iterator(rdma_events.end()));
-    total.lines += input.stats.lines;
-    total.recognized += input.stats.recognized;
-    total.known += input.stats.known;
-    total.blank += input.stats.blank;
-    total.unknown += input.stats.unknown;
-    total.malformed += input.stats.malformed;
-    total.truncated += input.stats.truncated;
-    total.events += input.stats.events;
-    inputs.push_back(std::move(input));
-  }
+  TriageInputs read = ReadTriageInputs(files, in, err);
+  const std::vector<Input>& inputs = read.inputs;
+  const std::vector<LogEvent>& events = read.events;
+  const LogParser::Stats& total = read.total;
 
-  TriageReport report = AnalyzeEvents(events);
+  // The diagnosis comes from the daemon's playbooks; a broken rules file is reported and the
+  // playbooks that loaded still run (the log detail does not need them).
+  LoadResult rules_loaded = LoadTriagePlaybooks(rules);
+  for (const LoadProblem& p : rules_loaded.problems) {
+    if (p.level == LoadProblem::Level::kError) err << "railwatch triage: " << p.ToString() << "\n";
+  }
+  TriageReport report = TriageEvents(events, std::move(rules_loaded.playbooks));
   int failures = 0, warnings = 0, unreadable = 0, exit_code = kExitOk;
   for (const TriageFinding& f : report.findings) {
     failures += f.level == TriageFinding::Level::kFailure;
     warnings += f.level == TriageFinding::Level::kWarning;
   }
   for (const Input& i : inputs) {
-    if (i.exit_code != kExitOk) {
+    if (i.failure != TriageInput::Failure::kNone) {
       ++unreadable;
-      if (exit_code == kExitOk) exit_code = i.exit_code;
+      if (exit_code == kExitOk) {
+        exit_code = i.failure == TriageInput::Failure::kNotFound ? kExitNotFound : kExitError;
+      }
     }
   }
+  if (exit_code == kExitOk && !rules_loaded.ok()) exit_code = kExitInvalid;
 
   if (json) {
     for (const LogEvent& e : events) out << Dump(EventJson(e)) << "\n";
@@ -313,6 +257,9 @@ int RunTriage(const std::vector<std::string>& files, bool json, std::istream& in
     s["rdma_problems"] = rdma.problems;
     s["failures"] = failures;
     s["warnings"] = warnings;
+    Json fired = Json::array();
+    for (const TriageDiagnosis& d : report.diagnoses) fired.push_back(DiagnosisJson(d));
+    s["diagnoses"] = fired;
     s["context"] = report.context;
     out << Dump(s) << "\n";
   } else {

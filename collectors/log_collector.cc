@@ -3,18 +3,9 @@
 #include <algorithm>
 #include <climits>
 
-#include "absl/strings/str_cat.h"
+#include "collectors/log_event_record.h"
 
 namespace railwatch {
-
-namespace {
-
-bool HasAttribute(const EventRecord& r, absl::string_view key) {
-  return std::any_of(r.attributes.begin(), r.attributes.end(),
-                     [&](const auto& kv) { return kv.first == key; });
-}
-
-}  // namespace
 
 LogCollector::LogCollector(Options options, const Clock& clock)
     : options_(std::move(options)), clock_(clock), tailer_(options_.tailer, clock) {}
@@ -80,19 +71,8 @@ void LogCollector::NewParser(Stream& s) {
 
 void LogCollector::EmitEvents(Stream& s, int64_t fallback_time, Emitter& emitter) {
   for (logs::LogEvent& ev : events_) {
-    EventRecord r;
-    r.kind = std::move(ev.kind);
-    r.time_unix_nano = ev.time_unix_nano != 0 ? ev.time_unix_nano : fallback_time;
-    r.labels = {{"log", s.pattern}};
-    r.attributes = std::move(ev.fields);
-    if (!HasAttribute(r, "file")) r.attributes.emplace_back("file", s.path);
-    // Only when the tailer knew where in the file it started; otherwise the parser's count
-    // would pass for a line number.
-    if (ev.line > 0 && s.next_line > 0 && !HasAttribute(r, "line")) {
-      r.attributes.emplace_back("line", absl::StrCat(ev.line));
-    }
-    r.raw = std::move(ev.raw);
-    emitter.Event(std::move(r));
+    // The line number is the file's only when the tailer knew where in the file it started.
+    emitter.Event(LogEventRecord(std::move(ev), s.pattern, s.path, fallback_time, s.next_line > 0));
     ++s.series->events;
   }
   events_.clear();

@@ -11,14 +11,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/clock.h"
 #include "common/text.h"
-#include "common/vocabulary.h"
 #include "engine/engine.h"
+#include "engine/replay.h"
 #include "engine/rule_test_file.h"
 #include "store/event_store.h"
 #include "store/series_store.h"
-#include "topology/fabric_map.h"
 #include "topology/topology.h"
 
 namespace railwatch {
@@ -275,25 +273,15 @@ std::string CheckExpectation(const RuleTestFile& file, const RuleTestCase& test,
   return out;
 }
 
-MetricKind KindOf(const std::string& name) {
-  if (const MetricSpec* spec = FindMetric(name)) return spec->kind;
-  return absl::EndsWith(name, "_total") ? MetricKind::kCounter : MetricKind::kGauge;
-}
-
 // Everything one test needs, built fresh for each test.
 class TestRun {
  public:
   TestRun(const RuleTestFile& file, std::vector<Playbook> playbooks,
           std::shared_ptr<const Topology> topology, size_t retention)
       : file_(file),
-        clock_(absl::FromUnixSeconds(kRuleTestStartUnixSeconds)),
-        store_(SeriesStore::Options{retention}),
-        events_(EventStore::Options{}),
-        fabric_(topology, &jobs_),
-        engine_(EngineOptions(file), std::move(playbooks), store_, clock_,
-                Engine::Sources{&events_, &fabric_}) {
-    if (topology) jobs_.SetStatic(topology->jobs());
-  }
+        replay_(EngineReplay::Options{EngineOptions(file), retention, std::move(topology),
+                                      absl::FromUnixSeconds(kRuleTestStartUnixSeconds)},
+                std::move(playbooks)) {}
 
   // Returns the failure texts of the test's expectations.
   std::vector<std::string> Run(const RuleTestCase& test) {
@@ -304,7 +292,7 @@ class TestRun {
     };
     std::vector<Point> points;
     for (const TestInputSeries& s : test.input_series) {
-      SeriesRef ref = store_.Intern(s.name, s.labels, TraitsOf(s.name, KindOf(s.name)));
+      SeriesRef ref = replay_.Intern(s.name, s.labels);
       for (size_t i = 0; i < s.values.size(); ++i) {
         if (!s.values[i]) continue;
         points.push_back({Offset(test.interval * static_cast<int64_t>(i)), ref, *s.values[i]});
@@ -334,7 +322,7 @@ class TestRun {
       const int64_t now = Offset(step);
       for (; next_point < points.size() && points[next_point].time <= now; ++next_point) {
         const Point& p = points[next_point];
-        store_.Append(p.ref, p.time, p.value);
+        replay_.Append(p.ref, p.time, p.value);
       }
       for (; next_event < events.size() && Offset(events[next_event]->time) <= now; ++next_event) {
         const TestInputEvent& in = *events[next_event];
@@ -344,11 +332,9 @@ class TestRun {
         e.labels = in.labels;
         e.attributes = in.attributes;
         e.raw = in.raw;
-        jobs_.Observe(e);
-        events_.Append(std::move(e));
+        replay_.AddEvent(std::move(e));
       }
-      clock_.Set(absl::FromUnixNanos(now));
-      engine_.EvaluateOnce();
+      replay_.EvaluateAt(now);
       std::vector<v1::Diagnosis> active;
       bool listed = false;
       for (const DiagnosisExpectation& exp : test.expectations) {
@@ -378,7 +364,7 @@ class TestRun {
 
   std::vector<v1::Diagnosis> ActiveDiagnoses() const {
     std::vector<v1::Diagnosis> out;
-    for (v1::Diagnosis& d : engine_.List()) {
+    for (v1::Diagnosis& d : replay_.List()) {
       if (d.state() == v1::DIAGNOSIS_STATE_PENDING || d.state() == v1::DIAGNOSIS_STATE_FIRING) {
         out.push_back(std::move(d));
       }
@@ -391,12 +377,7 @@ class TestRun {
   }
 
   const RuleTestFile& file_;
-  FakeClock clock_;
-  SeriesStore store_;
-  EventStore events_;
-  JobRegistry jobs_;
-  FabricMap fabric_;
-  Engine engine_;
+  EngineReplay replay_;
 };
 
 void AddErrors(const std::vector<LoadProblem>& from, std::vector<LoadProblem>& to) {

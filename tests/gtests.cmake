@@ -181,16 +181,19 @@ gtest_discover_tests(railwatch_auth_tests TEST_PREFIX "auth." DISCOVERY_TIMEOUT 
   PROPERTIES TIMEOUT 120 LABELS integration)
 
 # Log parsers (NCCL, PyTorch, NCCL RAS, nccl-tests) on the real-world samples in
-# fixtures/logs, plus `railwatch triage` run in-process: a binary of their own.
+# fixtures/logs, plus `railwatch triage` run in-process (the triage library, its playbook
+# replay): a binary of their own.
 add_executable(railwatch_logs_tests
   unit/logs/inline_formats_test.cc
   unit/logs/log_test_util.cc
   unit/logs/nccl_samples_test.cc
   unit/logs/other_samples_test.cc
   unit/logs/robustness_test.cc
+  unit/logs/triage_playbook_test.cc
   unit/logs/triage_test.cc)
 target_link_libraries(railwatch_logs_tests PRIVATE
-  railwatch_test_support railwatch_logs railwatch_cli GTest::gtest_main GTest::gmock)
+  railwatch_test_support railwatch_logs railwatch_triage railwatch_cli GTest::gtest_main
+  GTest::gmock)
 gtest_discover_tests(railwatch_logs_tests DISCOVERY_TIMEOUT 60)
 
 # The reader of every configuration file (common/yaml_reader.h).

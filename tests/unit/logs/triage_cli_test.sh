@@ -28,6 +28,10 @@ expect "$WORK/human.txt" "10.216.210.236 (ports 54862, 49892)"
 expect "$WORK/human.txt" "Transport retry counter exceeded"
 expect "$WORK/human.txt" "rdma statistic show link"
 expect "$WORK/human.txt" "Read 13 lines: 11 parsed into 6 events"
+# The diagnosis is the shipped nccl_failure playbook's (found from the build tree), with its
+# runbook's commands.
+expect "$WORK/human.txt" "playbook      nccl_failure (critical): NCCL failure on kp-ddp-worker-0"
+expect "$WORK/human.txt" "runbook next  ssh kp-ddp-worker-0 nvidia-smi -q -d ERROR"
 
 # 2. Every sample at once as JSON lines: exit 0, one object per line, the summary last.
 "$CLI" triage --json "$FIX"/* >"$WORK/all.jsonl" 2>"$WORK/all.err" || fail "triage of the samples exited $?"

@@ -10,7 +10,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "cli/commands.h"
-#include "cli/triage_findings.h"
+#include "triage/findings.h"
+#include "triage/playbook_replay.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "support/ttar.h"
@@ -24,8 +25,11 @@ using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Pair;
 
+// What `railwatch triage` concludes: the log's findings with the shipped playbooks' diagnoses.
 TriageReport Analyze(const std::string& fixture) {
-  return AnalyzeEvents(ParseFixture(fixture).events);
+  LoadResult rules = LoadTriagePlaybooks("");
+  EXPECT_TRUE(rules.ok());
+  return TriageEvents(ParseFixture(fixture).events, std::move(rules.playbooks));
 }
 
 std::string Detail(const TriageFinding& f, const std::string& label) {
@@ -52,8 +56,8 @@ TEST(TriageAnalysis, RetryExceededNamesHostPeerGidsAndCommands) {
   EXPECT_EQ(Detail(f, "peers"), "10.216.210.236 (ports 54862, 49892)");
   EXPECT_THAT(Detail(f, "local GIDs"), HasSubstr("2 local ports"));
   EXPECT_THAT(Detail(f, "result"), HasSubstr("ncclRemoteError (6) via transport/net.cc:1302"));
-  EXPECT_THAT(f.cause, HasSubstr("retry counter exceeded"));
-  EXPECT_THAT(f.cause, HasSubstr("0x81"));
+  EXPECT_THAT(f.meaning, HasSubstr("retry counter exceeded"));
+  EXPECT_THAT(f.meaning, HasSubstr("0x81"));
   EXPECT_THAT(f.next, Contains(HasSubstr("show_gids | grep -E "
                                          "'fd00:1148:9000:5000:4:200:3:ff22|"
                                          "fd00:1148:9000:5000:4:200:3:ff21'")));
@@ -67,7 +71,7 @@ TEST(TriageAnalysis, LocalProtectionPointsAtMemoryRegistrationOnBothHosts) {
   const TriageFinding& f = r.findings[0];
   EXPECT_THAT(f.title, HasSubstr("IBV_WC_LOC_PROT_ERR (status 4), vendor err 0x51, 2 times"));
   EXPECT_EQ(Detail(f, "where"), "H100-2 pid 19989 cudaDev 1, H100-1 pid 9821 cudaDev 1");
-  EXPECT_THAT(f.cause, HasSubstr("memory-registration"));
+  EXPECT_THAT(f.meaning, HasSubstr("memory-registration"));
   EXPECT_THAT(f.next, Contains(HasSubstr("nvidia_peermem")));
   EXPECT_THAT(f.next, Contains("on H100-2, H100-1:"));
 }
@@ -76,7 +80,7 @@ TEST(TriageAnalysis, VerbsFailuresUseTheOnlyNicNcclChose) {
   TriageReport r = Analyze("nccl_10_v2.7.8_roce_init_ibv_create_cq_failed.log");
   ASSERT_FALSE(r.findings.empty());
   EXPECT_EQ(r.findings[0].title, "Verbs call ibv_create_cq failed");
-  EXPECT_THAT(r.findings[0].cause, HasSubstr("ulimit -l"));
+  EXPECT_THAT(r.findings[0].meaning, HasSubstr("ulimit -l"));
   EXPECT_THAT(r.findings[0].next, Contains(HasSubstr("ibv_devinfo -v -d mlx5_1")));
   EXPECT_THAT(r.context, Contains("NCCL 2.7.8+cuda11.0"));
 
@@ -97,7 +101,10 @@ TEST(TriageAnalysis, WatchdogTimeoutGroupsRanksWithTheirProgress) {
   EXPECT_EQ(Detail(f, "global ranks"), "0, 4");
   EXPECT_EQ(Detail(f, "waited"), "up to 600067 ms");
   EXPECT_EQ(Detail(f, "progress"), "last completed 1579, last enqueued 1582");
-  EXPECT_THAT(f.next, Contains(HasSubstr("railwatch diagnoses")));
+  // "What fabric diagnoses were there" is the nccl_failure runbook's command now.
+  ASSERT_EQ(f.diagnoses.size(), 1u);
+  EXPECT_EQ(f.diagnoses[0].playbook, "nccl_failure");
+  EXPECT_THAT(f.diagnoses[0].commands, Contains(HasSubstr("railwatch diagnoses")));
 }
 
 TEST(TriageAnalysis, RasMismatchExplainsWhichSideIsWaiting) {
@@ -106,9 +113,9 @@ TEST(TriageAnalysis, RasMismatchExplainsWhichSideIsWaiting) {
   const TriageFinding& f = r.findings[0];
   EXPECT_THAT(f.title, HasSubstr("MISMATCH: AllGather operation counts differ"));
   EXPECT_EQ(Detail(f, "outliers"), "ranks 12,13 (GPUs 4,5, pids 323032,323033) on 10.137.190.124");
-  EXPECT_THAT(f.cause, HasSubstr("30 ranks have launched AllGather up to operation 640, 2 up to "
+  EXPECT_THAT(f.meaning, HasSubstr("30 ranks have launched AllGather up to operation 640, 2 up to "
                                  "641"));
-  EXPECT_THAT(f.cause, HasSubstr("outliers are ahead"));
+  EXPECT_THAT(f.meaning, HasSubstr("outliers are ahead"));
   EXPECT_THAT(f.next, Contains(HasSubstr("py-spy dump --pid 323032")));
 }
 

@@ -1,4 +1,4 @@
-#include "cli/triage_findings.h"
+#include "triage/findings.h"
 
 #include <algorithm>
 #include <map>
@@ -8,8 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "cli/triage_advice.h"
-#include "cli/triage_rdma.h"
+#include "triage/log_detail.h"
+#include "triage/playbook_replay.h"
+#include "triage/rdma.h"
 
 namespace railwatch {
 namespace {
@@ -49,7 +50,8 @@ struct ProcessFacts {
 
 class Analyzer {
  public:
-  explicit Analyzer(const std::vector<LogEvent>& events) : events_(events) {}
+  Analyzer(const std::vector<LogEvent>& events, const std::vector<TriageDiagnosis>& diagnoses)
+      : events_(events), diagnoses_(diagnoses) {}
   TriageReport Run();
 
  private:
@@ -61,15 +63,17 @@ class Analyzer {
   void IbCompletion();
   void CallFailed();
   void SimpleNccl(absl::string_view kind, Level level, absl::string_view title,
-                  absl::string_view cause, std::vector<std::string> next);
+                  absl::string_view meaning, std::vector<std::string> next);
   void Watchdog();
   void PytorchErrors();
   void Ras();
   void NcclTests();
   void OtherWarnings();
   void Context(TriageReport& r) const;
+  void AttachDiagnoses(std::vector<TriageFinding>& findings) const;
 
   const std::vector<LogEvent>& events_;
+  const std::vector<TriageDiagnosis>& diagnoses_;
   std::map<std::string, ProcessFacts> procs_;
   std::vector<TriageFinding> findings_;
   std::map<std::string, size_t> groups_;
@@ -104,6 +108,10 @@ TriageFinding& Analyzer::Group(const std::string& key, Level level, const LogEve
   }
   TriageFinding& f = findings_[it->second];
   ++f.count;
+  std::string host = TriageHostLabel(e);
+  if (std::find(f.hosts.begin(), f.hosts.end(), host) == f.hosts.end()) {
+    f.hosts.push_back(std::move(host));
+  }
   return f;
 }
 
@@ -143,7 +151,7 @@ void Analyzer::IbCompletion() {
     f.title = absl::StrCat("IB completion error ", name, " (status ", status, ")",
                            vendor >= 0 ? absl::StrCat(", vendor err ", e.Value("vendor_err_hex")) : "",
                            f.count > 1 ? absl::StrCat(", ", f.count, " times") : "");
-    f.cause = triage::IbStatusCause(status, vendor);
+    f.meaning = triage::IbStatusMeaning(status, vendor);
     std::string candidates;
     auto it = procs_.find(ProcKey(e));
     if (it != procs_.end()) candidates = it->second.nics.Join();
@@ -203,8 +211,8 @@ void Analyzer::CallFailed() {
       std::string chain = ChainFor(e);
       if (!chain.empty()) f.details.emplace_back("result", chain);
     }
-    f.cause =
-        triage::CallFailedCause(call, e.Value("errno_name"), e.Value("curr_state"), e.Value("next_state"));
+    f.meaning =
+        triage::CallFailedMeaning(call, e.Value("errno_name"), e.Value("curr_state"), e.Value("next_state"));
     // Without a device in the message, the process's only NCCL NIC is the one.
     std::string dev = e.Value("dev");
     auto proc = procs_.find(ProcKey(e));
@@ -218,7 +226,7 @@ void Analyzer::CallFailed() {
 
 // One finding per kind: where it happened, with the peers it names.
 void Analyzer::SimpleNccl(absl::string_view kind, Level level, absl::string_view title,
-                          absl::string_view cause, std::vector<std::string> next) {
+                          absl::string_view meaning, std::vector<std::string> next) {
   NameList where, peers, errors;
   for (const LogEvent& e : events_) {
     if (absl::string_view(e.kind) != kind) continue;
@@ -234,8 +242,8 @@ void Analyzer::SimpleNccl(absl::string_view kind, Level level, absl::string_view
     f.details = {{"where", where.Join(4)}};
     if (!peers.empty()) f.details.emplace_back("peers", peers.Join());
     if (!e.Value("dev").empty()) f.details.emplace_back("device", e.Value("dev") + ":" + e.Value("port"));
-    f.cause =
-        kind == "nccl.ib_async_event" ? triage::AsyncEventCause(e.Value("event")) : std::string(cause);
+    f.meaning =
+        kind == "nccl.ib_async_event" ? triage::AsyncEventMeaning(e.Value("event")) : std::string(meaning);
     f.next = next;
   }
 }
@@ -270,9 +278,8 @@ void Analyzer::Watchdog() {
     }
     auto progress = progress_.find(e.Value("seq_num"));
     if (progress != progress_.end()) f.details.emplace_back("progress", progress->second);
-    f.cause = std::string(triage::kWatchdogCause);
-    f.next = {"railwatch diagnoses --state=all   # fabric problems at the time of the timeout",
-              "py-spy dump --pid <pid>   # on a rank that did not report: where is it stuck?",
+    f.meaning = std::string(triage::kWatchdogMeaning);
+    f.next = {"py-spy dump --pid <pid>   # on a rank that did not report: where is it stuck?",
               "rerun with TORCH_NCCL_TRACE_BUFFER_SIZE=2000 NCCL_DEBUG=INFO "
               "NCCL_DEBUG_SUBSYS=INIT,NET   # flight recorder and NCCL's view"};
   }
@@ -294,7 +301,7 @@ void Analyzer::PytorchErrors() {
                        e.Value("nccl_version").empty() ? "" : " (NCCL " + e.Value("nccl_version") + ")",
                        f.count > 1 ? absl::StrCat(", ", f.count, " times") : "");
       f.details = {{"where", Where(e)}, {"raised at", e.Value("nccl_location")}};
-      f.cause = absl::StrContains(e.Value("error"), "remote process exited")
+      f.meaning = absl::StrContains(e.Value("error"), "remote process exited")
                     ? "A peer died or the network failed; the NCCL warning PyTorch quotes after "
                       "'Last error:' (its own finding) says which."
                     : "NCCL returned an error to PyTorch; run with NCCL_DEBUG=INFO to see the "
@@ -331,7 +338,7 @@ void Analyzer::Ras() {
       f.details = {{"job", job}};
       if (!e.Value("dead_nodes").empty()) f.details.emplace_back("dead", e.Value("dead_nodes"));
       if (!e.Value("missing_nodes").empty()) f.details.emplace_back("missing", e.Value("missing_nodes"));
-      f.cause =
+      f.meaning =
           "Some job processes did not answer the RAS query: they crashed, hang hard, or "
           "their node lost its network.";
       f.next = {"ncclras   # again in a minute: same answer?"};
@@ -353,7 +360,7 @@ void Analyzer::Ras() {
     auto counts = OpCounts(e.Value("op_counts"));
     if (counts.size() >= 2) {
       bool ahead = counts[1].first > counts[0].first;
-      f.cause = absl::StrCat(
+      f.meaning = absl::StrCat(
           counts[0].second, " ranks have launched ", e.Value("op"), " up to operation ",
           counts[0].first, ", ", counts[1].second, " up to ", counts[1].first,
           ". A collective completes only when every rank has launched it, so the ranks behind "
@@ -362,7 +369,7 @@ void Analyzer::Ras() {
                   "launching (stuck in compute, in another collective, or hung)."
                 : "Here the outliers are behind: find out where they are stuck.");
     } else {
-      f.cause =
+      f.meaning =
           "Ranks of this communicator disagree (MISMATCH), failed (ERROR) or did not "
           "answer (INCOMPLETE).";
     }
@@ -391,7 +398,7 @@ void Analyzer::NcclTests() {
                                  ", peak ", e.Value("max_busbw_gbps"), " GB/s at ",
                                  e.Value("max_busbw_size_bytes"), " B over ", e.Value("rows"), " sizes");
     if (wrong) {
-      f.cause =
+      f.meaning =
           "Data arrived corrupted: a faulty GPU, NIC or PCIe path, or a driver/firmware "
           "bug. Rerun on subsets of nodes to isolate the host.";
     }
@@ -410,7 +417,7 @@ void Analyzer::OtherWarnings() {
       f.title = absl::StrCat("NCCL call failed with ", e.Value("code_name"), " (", e.Value("code"),
                              ") at ", e.Value("origin"));
       f.details = {{"where", Where(e)}, {"chain", e.Value("chain")}};
-      f.cause =
+      f.meaning =
           "The warning that started it is not in this log (NCCL_DEBUG=WARN or higher "
           "prints it).";
     }
@@ -459,22 +466,20 @@ TriageReport Analyzer::Run() {
   IbCompletion();
   CallFailed();
   SimpleNccl("nccl.ib_async_event", Level::kFailure, "IB async event", "",
-             {"ibv_devinfo   # port states now", "rdma link show",
-              "dmesg -T | grep -iE 'mlx5|link (is )?(up|down)'   # flaps and resets",
-              "railwatch diagnoses --state=all   # link-flap diagnoses at that time"});
-  SimpleNccl("nccl.socket_error", Level::kFailure, "NCCL socket error", triage::kSocketCause,
+             {"dmesg -T | grep -iE 'mlx5|link (is )?(up|down)'   # flaps and resets"});
+  SimpleNccl("nccl.socket_error", Level::kFailure, "NCCL socket error", triage::kSocketMeaning,
              {"grep -n 'NCCL WARN' <the peer's log>   # the peer's own first error",
               "ping -c3 <peer>; ip -br addr   # reachability and the interface in use"});
   SimpleNccl("nccl.bootstrap_error", Level::kFailure, "NCCL bootstrap error",
-             triage::kBootstrapCause,
+             triage::kBootstrapMeaning,
              {"ip -br addr   # does NCCL_SOCKET_IFNAME exist and carry an address on every host?",
               "ping -c3 <peer>   # from this host to the root/peer"});
   Watchdog();
   PytorchErrors();
   Ras();
-  SimpleNccl("nccl.no_device", Level::kWarning, "NCCL uses no RDMA device", triage::kNoDeviceCause,
-             {"ibv_devinfo   # inside the container: are RDMA devices visible?",
-              "ls /dev/infiniband; env | grep -E 'NCCL_IB_(HCA|DISABLE)'"});
+  SimpleNccl("nccl.no_device", Level::kWarning, "NCCL uses no RDMA device", triage::kNoDeviceMeaning,
+             {"ls /dev/infiniband; env | grep -E 'NCCL_IB_(HCA|DISABLE)'   # in the job's "
+              "container: devices passed in, NCCL told to use none?"});
   OtherWarnings();
   NcclTests();
   std::vector<std::string> rdma_context;
@@ -487,7 +492,19 @@ TriageReport Analyzer::Run() {
       [](const TriageFinding& a, const TriageFinding& b) { return a.level < b.level; });
   Context(r);
   r.context.insert(r.context.end(), rdma_context.begin(), rdma_context.end());
+  AttachDiagnoses(r.findings);
+  r.diagnoses = diagnoses_;
   return r;
+}
+
+void Analyzer::AttachDiagnoses(std::vector<TriageFinding>& findings) const {
+  for (TriageFinding& f : findings) {
+    for (const TriageDiagnosis& d : diagnoses_) {
+      const bool same_host = d.host.empty() || std::find(f.hosts.begin(), f.hosts.end(),
+                                                         d.host) != f.hosts.end();
+      if (same_host && d.Reads(f.kind)) f.diagnoses.push_back(d);
+    }
+  }
 }
 
 }  // namespace
@@ -504,6 +521,16 @@ std::string LevelName(TriageFinding::Level level) {
   return "INFO";
 }
 
-TriageReport AnalyzeEvents(const std::vector<LogEvent>& events) { return Analyzer(events).Run(); }
+bool TriageDiagnosis::Reads(absl::string_view kind) const {
+  // A playbook's kinds are exact, or a prefix ending in '.' ("nccl.").
+  return std::any_of(event_kinds.begin(), event_kinds.end(), [&](const std::string& k) {
+    return k == kind || (absl::EndsWith(k, ".") && absl::StartsWith(kind, k));
+  });
+}
+
+TriageReport AnalyzeEvents(const std::vector<LogEvent>& events,
+                           const std::vector<TriageDiagnosis>& diagnoses) {
+  return Analyzer(events, diagnoses).Run();
+}
 
 }  // namespace railwatch

@@ -1,4 +1,4 @@
-#include "cli/triage_rdma.h"
+#include "triage/rdma.h"
 
 #include <algorithm>
 #include <map>
@@ -186,7 +186,7 @@ void Retries(const Port& p, const Nccl& nccl, std::vector<TriageFinding>& out) {
                                *p.stats.front());
   f.title = absl::StrCat("RDMA ", p.name, ": retries and timeouts: ", counts);
   f.details.emplace_back("counters", counts);
-  f.cause =
+  f.meaning =
       "The NIC retransmitted because packets to or from its peers were lost or not "
       "acknowledged in time (local_ack_timeout_err: no ACK; packet_seq_err/out_of_sequence: a "
       "gap in the sequence; rnr_nak_retry_err: the receiver had no buffer posted; "
@@ -194,7 +194,7 @@ void Retries(const Port& p, const Nccl& nccl, std::vector<TriageFinding>& out) {
       "(PFC off or on another priority than the traffic, NCCL_IB_TC unset, ECN/buffer "
       "misconfiguration), link errors or flaps, or a peer that stopped answering.";
   if (exceeded > 0) {
-    absl::StrAppend(&f.cause, " req_transport_retries_exceeded (", 
+    absl::StrAppend(&f.meaning, " req_transport_retries_exceeded (", 
                     U0(last, "req_transport_retries_exceeded"),
                     ") and req_rnr_retries_exceeded count queue pairs that gave up: each is an "
                     "IB completion error (status 12, or 13 for RNR) in some job's log.");
@@ -233,7 +233,7 @@ void CqeErrors(const Port& p, const Nccl& nccl, std::vector<TriageFinding>& out)
   f.details.emplace_back("not flushed",
                          absl::StrCat("requester ", req, ", responder ", resp,
                                       " (cqe_error minus cqe_flush_error)"));
-  f.cause =
+  f.meaning =
       "Work requests completed with an error. A flushed completion is a consequence: its queue "
       "pair was already in the error state (an earlier error, or the job tearing down), so the "
       "errors that were not flushed are the ones to explain.";
@@ -241,11 +241,11 @@ void CqeErrors(const Port& p, const Nccl& nccl, std::vector<TriageFinding>& out)
                        U0(last, "req_rnr_retries_exceeded") +
                        U0(last, "req_remote_access_errors") + U0(last, "req_remote_invalid_request");
   if (req > 0 && explained == req) {
-    absl::StrAppend(&f.cause, " Here the ", req,
+    absl::StrAppend(&f.meaning, " Here the ", req,
                     " requester errors that were not flushed match the retries exceeded and "
                     "remote errors counted alongside: see those.");
   } else if (!real) {
-    absl::StrAppend(&f.cause,
+    absl::StrAppend(&f.meaning,
                     " Here every error was flushed: the cause is on the peer, or in an earlier "
                     "reading, or a job was killed with queue pairs in flight.");
   }
@@ -264,7 +264,7 @@ void OutOfBuffer(const Port& p, const Nccl& nccl, std::vector<TriageFinding>& ou
   TriageFinding f = NewFinding(p, Level::kWarning, *p.stats.front());
   f.title = absl::StrCat("RDMA ", p.name, ": ", n,
                          " packets dropped for lack of a receive buffer (out_of_buffer)");
-  f.cause =
+  f.meaning =
       "Packets arrived for a receive queue with no buffer posted: the receiving process did not "
       "replenish its receive queues in time (CPU starved, wrong NUMA node, too many queue pairs "
       "for the receive resources). The senders then retransmit. Usually a host problem, not the "
@@ -283,7 +283,7 @@ void Congestion(const Port& p, const Nccl& nccl, std::vector<TriageFinding>& out
   if (counts.empty()) return;
   TriageFinding f = NewFinding(p, Level::kInfo, *p.stats.front());
   f.title = absl::StrCat("RDMA ", p.name, ": congestion control at work: ", counts);
-  f.cause =
+  f.meaning =
       "ECN marks and CNPs are RoCE congestion control (DCQCN) doing its job: rp_cnp_handled "
       "counts CNPs this NIC received and slowed down for, np_cnp_sent CNPs it sent for "
       "ECN-marked packets. They matter when they grow fast together with PFC pauses or low "
@@ -309,17 +309,17 @@ void LinkState(const Port& p, const Nccl& nccl, std::vector<TriageFinding>& out)
                                                    : absl::StrCat(p.name, " (netdev ", p.netdev,
                                                                   ")"));
   if (phys == "POLLING") {
-    f.cause = "No link partner: the cable, optic or switch port is down or unplugged.";
+    f.meaning = "No link partner: the cable, optic or switch port is down or unplugged.";
   } else if (phys == "DISABLED") {
-    f.cause = "The port is disabled: administratively (ip link set ... down), or by the driver.";
+    f.meaning = "The port is disabled: administratively (ip link set ... down), or by the driver.";
   } else if (phys == "LINK_ERROR_RECOVERY") {
-    f.cause = "The link is retraining after errors: a bad cable or optic, a flapping link.";
+    f.meaning = "The link is retraining after errors: a bad cable or optic, a flapping link.";
   } else if (phys == "LINK_UP") {
-    f.cause =
+    f.meaning =
         "The physical link is up but the port is not ACTIVE: on InfiniBand the subnet manager "
         "has not configured it (INIT/ARMED); on RoCE the netdev is down or has no address.";
   } else {
-    f.cause = "The port cannot carry RDMA traffic; NCCL will fail or avoid this NIC.";
+    f.meaning = "The port cannot carry RDMA traffic; NCCL will fail or avoid this NIC.";
   }
   f.next = {absl::StrCat("ibv_devinfo -d ", p.device, "   # the port as verbs sees it"),
             absl::StrCat("ip link show ", Netdev(p), "; ethtool ", Netdev(p),
@@ -362,7 +362,7 @@ void CrossCheck(const std::map<std::string, Port>& ports, const Nccl& nccl,
                              "an error on ", device);
       f.first_seen = Where(last);
       f.details.emplace_back("NCCL", absl::StrCat(error.what, " at ", error.where));
-      f.cause =
+      f.meaning =
           "An error on this NIC normally shows in its counters (status 12 adds to "
           "req_transport_retries_exceeded, status 5 to req_cqe_flush_error). The rdma output "
           "is from another host, was read before the error, or the driver reloaded since.";

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/triage_findings.h"
 #include "collectors/rdma_tool_output.h"
 #include "logs/log_event.h"
+#include "triage/findings.h"
 
 namespace railwatch {
 

@@ -1,4 +1,4 @@
-#include "cli/triage_advice.h"
+#include "triage/log_detail.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -14,7 +14,7 @@ std::string DevOr(absl::string_view dev) {
 
 }  // namespace
 
-std::string IbStatusCause(int64_t status, int64_t vendor_err) {
+std::string IbStatusMeaning(int64_t status, int64_t vendor_err) {
   switch (status) {
     case 12: {
       std::string s =
@@ -104,13 +104,10 @@ std::vector<std::string> IbStatusNext(int64_t status, absl::string_view host, ab
     next.push_back(
         absl::StrCat("on the peer ", peer, ": the same, and its own NCCL log at that time"));
   }
-  next.push_back(
-      "railwatch diagnoses --state=all   # fabric diagnoses (link flap, PFC storm, "
-      "ECN) at that time and place");
   return next;
 }
 
-std::string CallFailedCause(absl::string_view call, absl::string_view errno_name,
+std::string CallFailedMeaning(absl::string_view call, absl::string_view errno_name,
                             absl::string_view curr_state, absl::string_view next_state) {
   if (errno_name == "ENODEV") {
     return "The NIC disappeared under NCCL: a reset, a driver reload, a PCIe error or a "
@@ -163,7 +160,7 @@ std::vector<std::string> CallFailedNext(absl::string_view call, absl::string_vie
   return next;
 }
 
-std::string AsyncEventCause(absl::string_view event) {
+std::string AsyncEventMeaning(absl::string_view event) {
   if (absl::StrContains(event, "port error")) {
     return "The NIC port went down (IBV_EVENT_PORT_ERR): a link flap, or a cable, optic or "
            "switch-port failure.";

@@ -1,0 +1,129 @@
+#include "triage/inputs.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <istream>
+#include <iterator>
+#include <ostream>
+
+#include "absl/strings/str_cat.h"
+#include "triage/rdma.h"
+
+namespace railwatch {
+namespace {
+
+using logs::LogEvent;
+using logs::LogParser;
+
+// Longest line read; the parser itself looks at the first 64 KiB of it and counts the cut.
+constexpr size_t kMaxLineBytes = 1 << 20;
+
+// Feeds `in` line by line, in chunks: a file of any size or shape, even one without a single
+// newline, costs bounded memory. Lines of `rdma` tool output go to `rdma`, the rest to `parser`
+// (with their true line numbers).
+bool FeedStream(std::istream& in, LogParser& parser, RdmaToolParser& rdma,
+                std::vector<LogEvent>& events) {
+  std::string chunk(64 * 1024, '\0');
+  std::string line;
+  bool cut = false;
+  int line_number = 0;
+  bool renumber = false;
+  auto feed = [&](const std::string& l) {
+    if (rdma.Feed(l, ++line_number)) {
+      renumber = true;
+      return;
+    }
+    if (renumber) parser.SetNextLineNumber(line_number);
+    renumber = false;
+    parser.Feed(l, events);
+  };
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    size_t n = static_cast<size_t>(in.gcount());
+    size_t start = 0;
+    while (start < n) {
+      const char* nl = static_cast<const char*>(std::memchr(chunk.data() + start, '\n', n - start));
+      size_t end = nl ? static_cast<size_t>(nl - chunk.data()) : n;
+      if (!cut) {
+        size_t take = std::min(end - start, kMaxLineBytes - line.size());
+        line.append(chunk, start, take);
+        cut = take < end - start;
+      }
+      if (nl == nullptr) break;
+      feed(line);
+      line.clear();
+      cut = false;
+      start = end + 1;
+    }
+  }
+  if (!line.empty()) feed(line);
+  parser.Finish(events);
+  rdma.Finish();
+  return !in.bad();
+}
+
+void AddStats(const LogParser::Stats& s, LogParser::Stats& total) {
+  total.lines += s.lines;
+  total.recognized += s.recognized;
+  total.known += s.known;
+  total.blank += s.blank;
+  total.unknown += s.unknown;
+  total.malformed += s.malformed;
+  total.truncated += s.truncated;
+  total.events += s.events;
+}
+
+}  // namespace
+
+TriageInputs ReadTriageInputs(const std::vector<std::string>& files, std::istream& in,
+                              std::ostream& err) {
+  TriageInputs out;
+  for (const std::string& file : files) {
+    TriageInput input;
+    input.name = file;
+    LogParser parser(file);
+    RdmaToolParser rdma;
+    std::error_code ec;
+    if (file == "-") {
+      if (!FeedStream(in, parser, rdma, out.events)) {
+        input.error = "read error on standard input";
+      }
+    } else if (!std::filesystem::exists(file, ec)) {
+      input.error = "no such file";
+      input.failure = TriageInput::Failure::kNotFound;
+    } else if (std::filesystem::is_directory(file, ec)) {
+      input.error = "is a directory";
+    } else {
+      std::ifstream f(file, std::ios::binary);
+      if (!f) {
+        input.error = absl::StrCat("cannot open: ", std::strerror(errno));
+      } else if (!FeedStream(f, parser, rdma, out.events)) {
+        input.error = absl::StrCat("read error: ", std::strerror(errno));
+      }
+    }
+    if (!input.error.empty()) {
+      if (input.failure == TriageInput::Failure::kNone) {
+        input.failure = TriageInput::Failure::kUnreadable;
+      }
+      err << "railwatch triage: " << file << ": " << input.error << "\n";
+    }
+    input.stats = parser.stats();
+    for (const auto& p : input.stats.problems) {
+      err << "railwatch triage: " << file << ":" << p.line << ": " << p.reason << "\n";
+    }
+    input.rdma = rdma.TakeOutput();
+    for (const RdmaToolProblem& p : input.rdma.problems) {
+      err << "railwatch triage: " << file << ":" << p.line << ": rdma output: " << p.reason << "\n";
+    }
+    std::vector<LogEvent> rdma_events = RdmaToolEvents(input.rdma, file);
+    out.events.insert(out.events.end(), std::make_move_iterator(rdma_events.begin()),
+                      std::make_move_iterator(rdma_events.end()));
+    AddStats(input.stats, out.total);
+    out.inputs.push_back(std::move(input));
+  }
+  return out;
+}
+
+}  // namespace railwatch

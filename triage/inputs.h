@@ -1,0 +1,40 @@
+#pragma once
+
+// The inputs of `railwatch triage`: files (or standard input) of NCCL, PyTorch, NCCL RAS and
+// nccl-tests logs, with pasted `rdma` tool output anywhere among their lines, parsed into
+// log events with their true file:line.
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "collectors/rdma_tool_output.h"
+#include "logs/log_event.h"
+#include "logs/log_parser.h"
+
+namespace railwatch {
+
+struct TriageInput {
+  enum class Failure { kNone, kNotFound, kUnreadable };
+  std::string name;  // as given; "-" is standard input
+  logs::LogParser::Stats stats;
+  RdmaToolOutput rdma;  // the rdma tool output among its lines
+  std::string error;    // why it could not be read, "" when it was
+  Failure failure = Failure::kNone;
+};
+
+struct TriageInputs {
+  std::vector<TriageInput> inputs;
+  // Every input's events in order; each rdma tool port record is one rdma.* event
+  // (triage/rdma.h).
+  std::vector<logs::LogEvent> events;
+  logs::LogParser::Stats total;  // the inputs' parser statistics summed
+};
+
+// Reads every file ("-" reads `in`) in bounded memory, whatever its size or shape. Problems go
+// to `err`, one line each, naming the file and line ("railwatch triage: FILE:LINE: why"); an
+// input that cannot be read is still listed, with its error and failure.
+TriageInputs ReadTriageInputs(const std::vector<std::string>& files, std::istream& in,
+                              std::ostream& err);
+
+}  // namespace railwatch
