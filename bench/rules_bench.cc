@@ -26,9 +26,9 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
-#include "common/program.h"
 #include "bench/rules_bench_pod.h"
 #include "common/clock.h"
+#include "common/program.h"
 #include "engine/engine.h"
 
 ABSL_FLAG(int, hosts, 1421, "hosts (8 NICs each; 1421 gives 1.0M series with the issue-5 set)");
@@ -176,9 +176,9 @@ int Main() {
   std::sort(sorted.begin(), sorted.end());
   std::sort(cpu_ms.begin(), cpu_ms.end());
   size_t active = 0, firing = 0;
-  for (const v1::Diagnosis& d : engine.List()) {
-    active += d.state() != v1::DIAGNOSIS_STATE_RESOLVED;
-    firing += d.state() == v1::DIAGNOSIS_STATE_FIRING;
+  for (const AlertRecord& a : engine.List()) {
+    active += a.state != AlertState::kResolved;
+    firing += a.firing();
   }
   std::printf("series: %zu (%d hosts, %zu a NIC of which %d driver counters)\n", store.size(),
               hosts, series.size() / hosts / bench::kNics, padding);
@@ -206,10 +206,10 @@ int Main() {
     std::printf("\n");
   }
   std::printf("active diagnoses: %zu (%zu firing)\n", active, firing);
-  for (const v1::Diagnosis& d : engine.List()) {
-    if (d.state() != v1::DIAGNOSIS_STATE_RESOLVED) {
-      std::printf("  %s %s %s\n", d.playbook().c_str(), d.location().c_str(),
-                  v1::DiagnosisState_Name(d.state()).c_str());
+  for (const AlertRecord& a : engine.List()) {
+    if (a.state != AlertState::kResolved) {
+      std::printf("  %s %s %s\n", a.playbook.c_str(), a.location.c_str(),
+                  a.firing() ? "firing" : "pending");
     }
   }
   if (const int seconds = absl::GetFlag(FLAGS_ingest_seconds); seconds > 0) {
@@ -255,12 +255,15 @@ int main(int argc, char** argv) {
   railwatch::ParseProgramFlags(
       argc, argv,
       {.name = "rules_bench",
-       .summary = "rule evaluation at scale: a synthetic pod, its topology and the shipped playbooks; times Engine::EvaluateOnce per simulated second and prints FIGURE lines.",
-       .usage = "Usage: rules_bench [--hosts=1421] [--series_per_host=N] [--playbooks=50] [--threads=1] [--ticks=60]",
+       .summary =
+           "rule evaluation at scale: a synthetic pod, its topology and the shipped playbooks; "
+           "times Engine::EvaluateOnce per simulated second and prints FIGURE lines.",
+       .usage = "Usage: rules_bench [--hosts=1421] [--series_per_host=N] [--playbooks=50] "
+                "[--threads=1] [--ticks=60]",
        .groups = {
-          {"Pod", {"hosts", "series_per_host", "retention", "ingest_seconds"}},
-          {"Playbooks", {"rules", "playbooks", "per_playbook"}},
-          {"Timing", {"threads", "ticks", "warmup", "warmup_every"}},
+           {"Pod", {"hosts", "series_per_host", "retention", "ingest_seconds"}},
+           {"Playbooks", {"rules", "playbooks", "per_playbook"}},
+           {"Timing", {"threads", "ticks", "warmup", "warmup_every"}},
        }});
   return railwatch::Main();
 }

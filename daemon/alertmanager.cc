@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/logging.h"
+#include "engine/alert_proto.h"
 
 namespace railwatch {
 namespace {
@@ -43,8 +44,8 @@ absl::Status AlertmanagerNotifier::ValidateUrls(const std::vector<std::string>& 
   for (const std::string& url : urls) {
     absl::string_view rest(url);
     if (!absl::ConsumePrefix(&rest, "http://") && !absl::ConsumePrefix(&rest, "https://")) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "alertmanager URL \"", RedactUrl(url), "\" must start with http:// or https://"));
+      return absl::InvalidArgumentError(absl::StrCat("alertmanager URL \"", RedactUrl(url),
+                                                     "\" must start with http:// or https://"));
     }
     if (rest.empty() || rest.front() == '/' || rest.front() == ':') {
       return absl::InvalidArgumentError(
@@ -109,16 +110,18 @@ void AlertmanagerNotifier::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void AlertmanagerNotifier::OnFiring(const v1::Diagnosis& diagnosis) { Enqueue(diagnosis, false); }
+void AlertmanagerNotifier::OnFiring(const AlertRecord& alert) {
+  Enqueue(ToDiagnosis(alert, /*points=*/false), false);
+}
 
-void AlertmanagerNotifier::OnResolved(const v1::Diagnosis& diagnosis) {
-  Enqueue(diagnosis, true);
+void AlertmanagerNotifier::OnResolved(const AlertRecord& alert) {
+  Enqueue(ToDiagnosis(alert, /*points=*/false), true);
 }
 
 // Sent at once, not at the next re-send: an alert that was firing in Alertmanager expires at
 // the endsAt the previous process gave it (4 re-send intervals after its last post).
-void AlertmanagerNotifier::OnRestored(const v1::Diagnosis& diagnosis) {
-  Enqueue(diagnosis, false);
+void AlertmanagerNotifier::OnRestored(const AlertRecord& alert) {
+  Enqueue(ToDiagnosis(alert, /*points=*/false), false);
 }
 
 // Called on the engine's thread: a copy and a push under a short lock, nothing else.
@@ -265,8 +268,8 @@ bool AlertmanagerNotifier::Deliver(Target& t, absl::Duration timeout) {
     }
     // One line when it starts failing; the retries that follow are counted, not logged.
     if (!t.failing) {
-      spdlog::warn("alertmanager {}: cannot post {} alert(s): {} (retrying with backoff)",
-                   t.url, t.outbox.size(), r.error);
+      spdlog::warn("alertmanager {}: cannot post {} alert(s): {} (retrying with backoff)", t.url,
+                   t.outbox.size(), r.error);
     } else {
       spdlog::debug("alertmanager {}: still failing: {}", t.url, r.error);
     }

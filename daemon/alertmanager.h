@@ -79,12 +79,14 @@ class AlertmanagerNotifier final : public DiagnosisListener {
   // Alerts still firing expire in Alertmanager at their endsAt.
   void Stop();
 
-  void OnFiring(const v1::Diagnosis& diagnosis) override;
-  void OnResolved(const v1::Diagnosis& diagnosis) override;
+  // Listener calls (engine's thread): the alert's v1::Diagnosis is built here (alert_proto.h),
+  // without the readings, and queued for the worker.
+  void OnFiring(const AlertRecord& alert) override;
+  void OnResolved(const AlertRecord& alert) override;
   // A diagnosis that fired before railwatchd restarted: taken up again, with the labels and
   // startsAt it was first sent with, so that Alertmanager sees the same alert (no new page)
   // and keeps it active; re-sent and resolved like any other.
-  void OnRestored(const v1::Diagnosis& diagnosis) override;
+  void OnRestored(const AlertRecord& alert) override;
 
  private:
   struct Event {

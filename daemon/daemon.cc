@@ -7,20 +7,22 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/grpc_keepalive.h"
+#include "common/logging.h"
 #include "common/text.h"
-#include "daemon/server_metrics.h"
 #include "daemon/agent_registry.h"
 #include "daemon/alertmanager.h"
 #include "daemon/auth.h"
+#include "daemon/diagnosis_watch.h"
 #include "daemon/ingest_service.h"
 #include "daemon/malformed_request.h"
 #include "daemon/query_service.h"
-#include "daemon/diagnosis_watch.h"
+#include "daemon/server_metrics.h"
 #include "daemon/state_dir.h"
 #include "daemon/tls.h"
+#include "engine/alert_proto.h"
+#include "engine/diagnosis_text.h"
 #include "engine/engine.h"
 #include "exporters/daemon_metrics.h"
-#include "engine/diagnosis_text.h"
 #include "exporters/fabric_collectable.h"
 #include "exporters/metrics_server.h"
 #include "exporters/store_exposition.h"
@@ -28,7 +30,6 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "prometheus/registry.h"
-#include "common/logging.h"
 
 namespace railwatch {
 // Named, not anonymous: Daemon::Impl holds these, and in a unity build gcc's
@@ -40,20 +41,19 @@ namespace daemon_internal {
 class LogListener final : public DiagnosisListener {
  public:
   explicit LogListener(DaemonMetrics& metrics) : metrics_(metrics) {}
-  void OnFiring(const v1::Diagnosis& d) override {
-    metrics_.diagnoses_fired
-        .Add({{"playbook", d.playbook()}, {"severity", SeverityName(d.severity())}})
+  void OnFiring(const AlertRecord& a) override {
+    metrics_.diagnoses_fired.Add({{"playbook", a.playbook}, {"severity", SeverityName(a.severity)}})
         .Increment();
-    spdlog::warn("FIRING {} [{}] {} (id {}; runbook {})", d.playbook(),
-                 SeverityName(d.severity()), d.summary(), d.id(), d.runbook());
+    spdlog::warn("FIRING {} [{}] {} (id {}; runbook {})", a.playbook, SeverityName(a.severity),
+                 a.summary, a.id, a.runbook);
   }
-  void OnResolved(const v1::Diagnosis& d) override {
-    spdlog::info("RESOLVED {} {} (id {})", d.playbook(), d.summary(), d.id());
+  void OnResolved(const AlertRecord& a) override {
+    spdlog::info("RESOLVED {} {} (id {})", a.playbook, a.summary, a.id);
   }
   // Carried over from before a restart: not a new page, and not counted again.
-  void OnRestored(const v1::Diagnosis& d) override {
-    spdlog::info("RESTORED firing {} {} (id {}, since {})", d.playbook(), d.summary(), d.id(),
-                 FormatTime(d.active_since_unix_nano()));
+  void OnRestored(const AlertRecord& a) override {
+    spdlog::info("RESTORED firing {} {} (id {}, since {})", a.playbook, a.summary, a.id,
+                 FormatTime(a.active_since));
   }
 
  private:
@@ -155,13 +155,15 @@ absl::Status Daemon::Start() {
   //    broken rules file is noticed at deploy time, not at 3 AM.
   LoadResult rules = LoadPlaybooks(options_.rules);
   for (const LoadProblem& p : rules.problems) {
-    if (p.level == LoadProblem::Level::kError) spdlog::error("{}", p.ToString());
-    else spdlog::warn("{}", p.ToString());
+    if (p.level == LoadProblem::Level::kError)
+      spdlog::error("{}", p.ToString());
+    else
+      spdlog::warn("{}", p.ToString());
   }
   if (!rules.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "playbooks from ", absl::StrJoin(options_.rules, ", "),
-        " have errors (listed above); check them with `railwatch rules validate`"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("playbooks from ", absl::StrJoin(options_.rules, ", "),
+                     " have errors (listed above); check them with `railwatch rules validate`"));
   }
   if (rules.playbooks.empty()) spdlog::warn("no playbooks loaded: nothing will be diagnosed");
   for (const Playbook& pb : rules.playbooks) {
@@ -219,14 +221,19 @@ absl::Status Daemon::Start() {
     ao.format.runbook_url_base = options_.runbook_url_base;
     const Engine* engine = d.engine.get();
     d.alertmanager = std::make_unique<AlertmanagerNotifier>(
-        std::move(ao), AlertmanagerNotifier::Deps{
-                           clock_, *d.registry, d.fabric.get(),
-                           [engine](const std::string& id) { return engine->Get(id); }, nullptr});
+        std::move(ao),
+        AlertmanagerNotifier::Deps{clock_, *d.registry, d.fabric.get(),
+                                   [engine](const std::string& id) -> std::optional<v1::Diagnosis> {
+                                     std::optional<AlertRecord> a = engine->Get(id);
+                                     if (!a) return std::nullopt;
+                                     return ToDiagnosis(*a, /*points=*/false);
+                                   },
+                                   nullptr});
     d.engine->AddListener(d.alertmanager.get());
   }
   d.metrics->playbooks_loaded.Set(static_cast<double>(enabled));
-  d.self_metrics = std::make_shared<RefreshingRegistry>(d.registry, *d.metrics, *d.store,
-                                                        *d.engine, d.ingest_stats, d.agents);
+  d.self_metrics = std::make_shared<RefreshingRegistry>(d.registry, *d.metrics, *d.store, *d.engine,
+                                                        d.ingest_stats, d.agents);
   d.fabric_metrics = std::make_shared<StoreExposition>(*d.store, clock_, options_.stale_after);
   d.diagnosis_metrics = std::make_shared<DiagnosisCollectable>(*d.engine);
   d.agent_metrics = std::make_shared<AgentCollectable>(d.agents);
@@ -242,8 +249,7 @@ absl::Status Daemon::Start() {
   d.metrics_server->Add(d.agent_metrics);
   d.metrics_server->Add(d.topology_metrics);
   d.metrics_server->Add(d.nccl_tests_metrics);
-  metrics_address_ =
-      absl::StrCat(HostOf(options_.metrics_listen), ":", d.metrics_server->port());
+  metrics_address_ = absl::StrCat(HostOf(options_.metrics_listen), ":", d.metrics_server->port());
 
   // 5. gRPC: Ingest for agents, Query for the CLI, reflection for grpcurl; who may use them
   //    (docs/SECURITY.md).
@@ -272,9 +278,8 @@ absl::Status Daemon::Start() {
   d.query = std::make_unique<QueryService>(
       QueryService::Deps{*d.engine, d.agents, *d.store, clock_, d.events.get(), d.fabric.get(),
                          options_.topology, d.watches.get(), d.auth.get()});
-  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
-      MakeServerCredentials({options_.tls_cert, options_.tls_key, options_.tls_client_ca,
-                             options_.tls_reload_interval});
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = MakeServerCredentials(
+      {options_.tls_cert, options_.tls_key, options_.tls_client_ca, options_.tls_reload_interval});
   if (!credentials.ok()) return credentials.status();
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -322,9 +327,10 @@ absl::Status Daemon::OpenStateDir() {
       StateDir::Open(options_.state_dir, options_.state_dir_required);
   if (!dir.ok()) {
     if (options_.state_dir_required) return dir.status();
-    spdlog::warn("{}: running without state, firing diagnoses will be forgotten at a restart "
-                 "(create it, give --state_dir=DIR, or --state_dir= to run without state)",
-                 dir.status().message());
+    spdlog::warn(
+        "{}: running without state, firing diagnoses will be forgotten at a restart "
+        "(create it, give --state_dir=DIR, or --state_dir= to run without state)",
+        dir.status().message());
     return absl::OkStatus();
   }
   impl_->state_dir = std::move(*dir);

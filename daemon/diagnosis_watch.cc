@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/logging.h"
+#include "engine/alert_proto.h"
 
 namespace railwatch {
 namespace {
@@ -169,9 +170,10 @@ DiagnosisWatchHub::DiagnosisWatchHub(const Engine& engine, const Clock& clock, O
 DiagnosisWatchHub::~DiagnosisWatchHub() {
   absl::MutexLock lock(&mu_);
   if (!sessions_.empty()) {
-    spdlog::error("{} diagnosis watches still open when their hub went away (the gRPC server "
-                  "must shut down first)",
-                  sessions_.size());
+    spdlog::error(
+        "{} diagnosis watches still open when their hub went away (the gRPC server "
+        "must shut down first)",
+        sessions_.size());
   }
 }
 
@@ -190,7 +192,9 @@ grpc::ServerWriteReactor<v1::DiagnosisEvent>* DiagnosisWatchHub::Watch(
       // in the snapshot or queued after SYNCED (or both, when it lands in between), never
       // lost.
       std::vector<v1::Diagnosis> now;
-      if (request.send_initial()) now = engine_.List();
+      if (request.send_initial()) {
+        for (const AlertRecord& a : engine_.List()) now.push_back(ToDiagnosis(a));
+      }
       step = session->Begin(std::move(now), request.send_initial(), options_.queue_limit,
                             clock_.NowNanos());
     }
@@ -214,8 +218,8 @@ void DiagnosisWatchHub::Publish(v1::DiagnosisEvent::Kind kind, const v1::Diagnos
       WatchSession::Step step = s->Offer(shared, &fell_behind);
       if (fell_behind) {
         ++stats_.fell_behind;
-        spdlog::warn("diagnosis watch from {} fell behind ({} events unsent); ending it",
-                     s->peer(), options_.queue_limit);
+        spdlog::warn("diagnosis watch from {} fell behind ({} events unsent); ending it", s->peer(),
+                     options_.queue_limit);
       }
       if (step.what != WatchSession::Step::kNone) steps.emplace_back(s, std::move(step));
     }
@@ -249,17 +253,17 @@ DiagnosisWatchHub::Stats DiagnosisWatchHub::stats() const {
   return s;
 }
 
-void DiagnosisWatchHub::OnPending(const v1::Diagnosis& d) {
-  Publish(v1::DiagnosisEvent::KIND_PENDING, d);
+void DiagnosisWatchHub::OnPending(const AlertRecord& a) {
+  Publish(v1::DiagnosisEvent::KIND_PENDING, ToDiagnosis(a));
 }
-void DiagnosisWatchHub::OnFiring(const v1::Diagnosis& d) {
-  Publish(v1::DiagnosisEvent::KIND_FIRING, d);
+void DiagnosisWatchHub::OnFiring(const AlertRecord& a) {
+  Publish(v1::DiagnosisEvent::KIND_FIRING, ToDiagnosis(a));
 }
-void DiagnosisWatchHub::OnResolved(const v1::Diagnosis& d) {
-  Publish(v1::DiagnosisEvent::KIND_RESOLVED, d);
+void DiagnosisWatchHub::OnResolved(const AlertRecord& a) {
+  Publish(v1::DiagnosisEvent::KIND_RESOLVED, ToDiagnosis(a));
 }
-void DiagnosisWatchHub::OnPendingCleared(const v1::Diagnosis& d) {
-  Publish(v1::DiagnosisEvent::KIND_CLEARED, d);
+void DiagnosisWatchHub::OnPendingCleared(const AlertRecord& a) {
+  Publish(v1::DiagnosisEvent::KIND_CLEARED, ToDiagnosis(a));
 }
 
 }  // namespace railwatch

@@ -56,15 +56,18 @@ class DiagnosisWatchHub final : public DiagnosisListener {
 
   Stats stats() const;
 
-  // DiagnosisListener: called on the engine's thread.
-  void OnPending(const v1::Diagnosis& d) override;
-  void OnFiring(const v1::Diagnosis& d) override;
-  void OnResolved(const v1::Diagnosis& d) override;
-  void OnPendingCleared(const v1::Diagnosis& d) override;
+  // DiagnosisListener: called on the engine's thread; each builds the Query API's diagnosis
+  // from the record (alert_proto.h) and publishes it.
+  void OnPending(const AlertRecord& a) override;
+  void OnFiring(const AlertRecord& a) override;
+  void OnResolved(const AlertRecord& a) override;
+  void OnPendingCleared(const AlertRecord& a) override;
+
+  // Queues one change for every watch whose filter it matches.
+  void Publish(v1::DiagnosisEvent::Kind kind, const v1::Diagnosis& d);
 
  private:
   friend class WatchSession;
-  void Publish(v1::DiagnosisEvent::Kind kind, const v1::Diagnosis& d);
   // A session's OnDone: it is gone.
   void Remove(WatchSession* session);
 

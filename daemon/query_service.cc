@@ -9,6 +9,7 @@
 #include "common/text.h"
 #include "daemon/diagnosis_filter.h"
 #include "daemon/series_query.h"
+#include "engine/alert_proto.h"
 
 namespace railwatch {
 namespace {
@@ -48,15 +49,16 @@ void AddTargetHealth(const SeriesStore& store, v1::AgentInfo& agent) {
       }
       return 0;
     };
-    t.set_last_update_unix_nano(static_cast<int64_t>(
-        latest("railwatch_gnmi_target_last_update_timestamp_seconds") * 1e9));
+    t.set_last_update_unix_nano(
+        static_cast<int64_t>(latest("railwatch_gnmi_target_last_update_timestamp_seconds") * 1e9));
     t.set_updates(static_cast<uint64_t>(latest("railwatch_gnmi_target_updates_total")));
     t.set_errors(static_cast<uint64_t>(latest("railwatch_gnmi_target_errors_total")));
     t.set_reconnects(static_cast<uint64_t>(latest("railwatch_gnmi_target_reconnects_total")));
     t.set_unmapped_leaves(static_cast<uint64_t>(latest("railwatch_gnmi_unmapped_leaves_total")));
   }
-  std::sort(agent.mutable_targets()->begin(), agent.mutable_targets()->end(),
-            [](const v1::TargetHealth& a, const v1::TargetHealth& b) { return a.name() < b.name(); });
+  std::sort(
+      agent.mutable_targets()->begin(), agent.mutable_targets()->end(),
+      [](const v1::TargetHealth& a, const v1::TargetHealth& b) { return a.name() < b.name(); });
 }
 
 // The labels an agent's own series carry (agent/agent.cc): host agents add host=<hostname> to
@@ -104,7 +106,8 @@ void AssessAgent(const SeriesStore& store, int64_t now, v1::AgentInfo& agent) {
   }
   if (!agent.connected()) {
     agent.set_health("disconnected");
-    agent.add_problems(absl::StrCat("disconnected since ", FormatTime(agent.last_seen_unix_nano())));
+    agent.add_problems(
+        absl::StrCat("disconnected since ", FormatTime(agent.last_seen_unix_nano())));
     return;
   }
   for (const v1::TargetHealth& t : agent.targets()) {
@@ -157,7 +160,8 @@ grpc::ServerUnaryReactor* QueryService::ListDiagnoses(grpc::CallbackServerContex
   }
   const DiagnosisFilter filter(request->filter());
   std::vector<v1::Diagnosis> matching;
-  for (v1::Diagnosis& d : deps_.engine.List()) {
+  for (const AlertRecord& a : deps_.engine.List()) {
+    v1::Diagnosis d = ToDiagnosis(a);
     if (filter.Matches(d)) matching.push_back(std::move(d));
   }
   std::stable_sort(matching.begin(), matching.end(),
@@ -178,12 +182,12 @@ grpc::ServerUnaryReactor* QueryService::GetDiagnosis(grpc::CallbackServerContext
   if (request->id().empty()) {
     return Done(ctx, {grpc::StatusCode::INVALID_ARGUMENT, "id is empty"});
   }
-  std::optional<v1::Diagnosis> d = deps_.engine.Get(request->id());
-  if (!d) {
+  std::optional<AlertRecord> a = deps_.engine.Get(request->id());
+  if (!a) {
     return Done(ctx, {grpc::StatusCode::NOT_FOUND,
                       absl::StrCat("no diagnosis with id \"", request->id(), "\"")});
   }
-  *response = std::move(*d);
+  *response = ToDiagnosis(*a);
   return Done(ctx, grpc::Status::OK);
 }
 
@@ -276,9 +280,9 @@ grpc::ServerUnaryReactor* QueryService::ListPlaybooks(grpc::CallbackServerContex
                                                       v1::ListPlaybooksResponse* response) {
   if (grpc::Status s = Allowed(ctx, Role::kReadOnly, "ListPlaybooks"); !s.ok()) return Done(ctx, s);
   absl::flat_hash_map<std::string, std::pair<uint32_t, uint32_t>> active;  // pending, firing
-  for (const v1::Diagnosis& d : deps_.engine.List()) {
-    if (d.state() == v1::DIAGNOSIS_STATE_PENDING) ++active[d.playbook()].first;
-    if (d.state() == v1::DIAGNOSIS_STATE_FIRING) ++active[d.playbook()].second;
+  for (const AlertRecord& a : deps_.engine.List()) {
+    if (a.state == AlertState::kPending) ++active[a.playbook].first;
+    if (a.state == AlertState::kFiring) ++active[a.playbook].second;
   }
   for (const Playbook& p : deps_.engine.playbooks()) {
     v1::PlaybookInfo& info = *response->add_playbooks();

@@ -1,9 +1,10 @@
 #pragma once
 
 // The engine's own record of a diagnosis (an alert, in Prometheus' words): what a playbook's
-// state machine keeps from one evaluation to the next. The Query API's v1::Diagnosis is built
-// from it only where a diagnosis leaves the engine (ToDiagnosis: List, Get, listeners, the
-// state file); nothing inside the engine edits a proto.
+// state machine keeps from one evaluation to the next, and what the engine hands out (List,
+// Get, listeners). The engine knows no proto: the Query API, the watch streams, Alertmanager
+// and the state file build their v1::Diagnosis from a record with ToDiagnosis
+// (alert_proto.h).
 
 #include <cstdint>
 #include <string>
@@ -12,7 +13,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "common/labels.h"
 #include "engine/condition.h"
-#include "railwatch/v1/query.pb.h"
 #include "topology/fabric_map.h"
 
 namespace railwatch {
@@ -50,10 +50,10 @@ struct AlertRecord {
   // Identity; fixed when the alert starts.
   std::string id;
   std::string playbook;
-  std::string key;     // group key (without the playbook)
-  Labels labels;       // the first element's labels, topology-enriched
+  std::string key;  // group key (without the playbook)
+  Labels labels;    // the first element's labels, topology-enriched
   Labels culprit;
-  int severity = 0;    // v1::Severity
+  int severity = 0;     // v1::Severity
   std::string runbook;  // path or URL
   std::string description;
   std::string source;
@@ -82,7 +82,7 @@ struct AlertRecord {
   bool has_blast = false;  // a fabric map was there to work it out
   BlastRadius blast;
   double cost_per_minute = 0;
-  std::vector<AlertEvidence> evidence;  // series and events; symptoms are added by ToDiagnosis
+  std::vector<AlertEvidence> evidence;  // series and events; symptoms are listed by ToDiagnosis
 
   // Correlation: symptoms folded into it by playbook + '\0' + key, the keys it explains in the
   // order they came ("playbook key"), and the cause that explained it away.
@@ -92,13 +92,5 @@ struct AlertRecord {
 
   bool firing() const { return state == AlertState::kFiring; }
 };
-
-// The Query API's message for an alert (evidence: series and events, then up to 32 symptoms,
-// oldest first). `points` false leaves the readings out (the state file: the next evaluation
-// refills them).
-v1::Diagnosis ToDiagnosis(const AlertRecord& alert, bool points = true);
-
-// Back from a saved diagnosis (engine_state.cc); symptoms and labels are the caller's.
-AlertRecord AlertFromDiagnosis(const v1::Diagnosis& d);
 
 }  // namespace railwatch

@@ -38,8 +38,8 @@ Engine::Engine(Options options, std::vector<Playbook> playbooks, SeriesStore& st
       conditions_(options_.threads, correlator_.order().size()),
       saver_(options_.state_file, options_.state_save_interval),
       history_(options_.history, options_.repeat_window),
-      scheduler_(TimingOf(options_), [this] { EvaluateOnce(); },
-                 [this] { return EventsArrived(); }) {
+      scheduler_(
+          TimingOf(options_), [this] { EvaluateOnce(); }, [this] { return EventsArrived(); }) {
   absl::flat_hash_set<std::string> names, kinds;
   for (const Playbook* pb : correlator_.order()) {
     std::vector<std::string> metric_names, event_kinds;
@@ -91,9 +91,7 @@ bool Engine::EventsArrived() {
   return arrived;
 }
 
-AlertMap& Engine::AlertsOf(const Playbook& pb) {
-  return states_[state_index_.at(&pb)].alerts();
-}
+AlertMap& Engine::AlertsOf(const Playbook& pb) { return states_[state_index_.at(&pb)].alerts(); }
 
 void Engine::EvaluateOnce() {
   absl::MutexLock eval_lock(&eval_mu_);
@@ -144,19 +142,20 @@ void Engine::Evaluate() {
   if (listeners.empty()) return;
   // Listeners run outside the lock so that they may query the engine.
   for (const AlertTransition& t : transitions) {
-    const v1::Diagnosis d = ToDiagnosis(t.alert);
     for (DiagnosisListener* l : listeners) {
+      // clang-format off
       switch (t.what) {
-        case Transition::kPending: l->OnPending(d); break;
-        case Transition::kFiring: l->OnFiring(d); break;
-        case Transition::kResolved: l->OnResolved(d); break;
-        case Transition::kPendingCleared: l->OnPendingCleared(d); break;
+        case Transition::kPending: l->OnPending(t.alert); break;
+        case Transition::kFiring: l->OnFiring(t.alert); break;
+        case Transition::kResolved: l->OnResolved(t.alert); break;
+        case Transition::kPendingCleared: l->OnPendingCleared(t.alert); break;
       }
+      // clang-format on
     }
   }
 }
 
-std::vector<v1::Diagnosis> Engine::List() const {
+std::vector<AlertRecord> Engine::List() const {
   absl::MutexLock lock(&mu_);
   std::vector<const AlertRecord*> active;
   for (const PlaybookState& s : states_) {
@@ -165,22 +164,22 @@ std::vector<v1::Diagnosis> Engine::List() const {
   std::sort(active.begin(), active.end(), [](const AlertRecord* a, const AlertRecord* b) {
     return a->active_since > b->active_since;
   });
-  std::vector<v1::Diagnosis> out;
+  std::vector<AlertRecord> out;
   out.reserve(active.size() + history_.resolved().size());
-  for (const AlertRecord* a : active) out.push_back(ToDiagnosis(*a));
-  for (const AlertRecord& a : history_.resolved()) out.push_back(ToDiagnosis(a));
+  for (const AlertRecord* a : active) out.push_back(*a);
+  for (const AlertRecord& a : history_.resolved()) out.push_back(a);
   return out;
 }
 
-std::optional<v1::Diagnosis> Engine::Get(const std::string& id) const {
+std::optional<AlertRecord> Engine::Get(const std::string& id) const {
   absl::MutexLock lock(&mu_);
   for (const PlaybookState& s : states_) {
     for (const auto& [key, a] : s.alerts()) {
-      if (a.id == id) return ToDiagnosis(a);
+      if (a.id == id) return a;
     }
   }
   for (const AlertRecord& a : history_.resolved()) {
-    if (a.id == id) return ToDiagnosis(a);
+    if (a.id == id) return a;
   }
   return std::nullopt;
 }

@@ -25,29 +25,30 @@
 #include "engine/scheduler.h"
 #include "engine/state_saver.h"
 #include "store/event_store.h"
-#include "topology/fabric_map.h"
-#include "railwatch/v1/query.pb.h"
 #include "store/series_store.h"
+#include "topology/fabric_map.h"
 
 namespace railwatch {
 
 // Told about every diagnosis that starts firing or resolves (Alertmanager, logs, watchers),
 // and, for those who want them, pending diagnoses. Called from the engine's thread after an
 // evaluation, outside the engine's lock: a listener may query the engine, and must not block.
+// A listener gets the engine's record (alert.h); one that speaks the Query API builds its
+// v1::Diagnosis with ToDiagnosis (alert_proto.h).
 class DiagnosisListener {
  public:
   virtual ~DiagnosisListener() = default;
-  virtual void OnFiring(const v1::Diagnosis& diagnosis) = 0;
-  virtual void OnResolved(const v1::Diagnosis& diagnosis) = 0;
+  virtual void OnFiring(const AlertRecord& alert) = 0;
+  virtual void OnResolved(const AlertRecord& alert) = 0;
   // A new diagnosis whose condition holds but not yet for the playbook's `for`.
-  virtual void OnPending(const v1::Diagnosis& diagnosis) {}
+  virtual void OnPending(const AlertRecord& alert) {}
   // A pending diagnosis whose condition stopped holding before it fired; it is forgotten
-  // (state stays PENDING in the copy given here).
-  virtual void OnPendingCleared(const v1::Diagnosis& diagnosis) {}
+  // (state stays pending in the copy given here).
+  virtual void OnPendingCleared(const AlertRecord& alert) {}
   // A firing diagnosis carried over from before a restart (Engine::Restore): already
   // announced, so not a new page; the Alertmanager notifier takes it up again (same id, same
   // startsAt) and re-sends it.
-  virtual void OnRestored(const v1::Diagnosis& diagnosis) {}
+  virtual void OnRestored(const AlertRecord& alert) {}
 };
 
 // Evaluates playbooks against the series store and event log and keeps the diagnoses they
@@ -80,8 +81,9 @@ class DiagnosisListener {
 // alert.h), the Correlator (correlator.h: which active cause explains a result), the Enricher
 // (enricher.h: culprit, words, runbook, blast radius, evidence), AlertHistory
 // (alert_history.h: resolved diagnoses and repeat offenders) and StateSaver (state_saver.h:
-// the state file). The Query API's v1::Diagnosis is built from an AlertRecord only where it
-// leaves the engine (List, Get, listeners, the state file).
+// the state file). What it hands out (List, Get, listeners) are copies of its AlertRecords;
+// the Query API, Alertmanager and the state file build their v1::Diagnosis from them
+// (alert_proto.h).
 class Engine {
  public:
   struct Options {
@@ -117,10 +119,9 @@ class Engine {
     const FabricMap* fabric = nullptr;
   };
 
-  Engine(Options options, std::vector<Playbook> playbooks, SeriesStore& store,
-         const Clock& clock, Sources sources);
-  Engine(Options options, std::vector<Playbook> playbooks, SeriesStore& store,
-         const Clock& clock);
+  Engine(Options options, std::vector<Playbook> playbooks, SeriesStore& store, const Clock& clock,
+         Sources sources);
+  Engine(Options options, std::vector<Playbook> playbooks, SeriesStore& store, const Clock& clock);
   ~Engine();
 
   void AddListener(DiagnosisListener* listener);
@@ -150,8 +151,8 @@ class Engine {
   // before Start or the first EvaluateOnce.
   RestoreResult Restore();
 
-  std::vector<v1::Diagnosis> List() const;
-  std::optional<v1::Diagnosis> Get(const std::string& id) const;
+  std::vector<AlertRecord> List() const;
+  std::optional<AlertRecord> Get(const std::string& id) const;
   const std::vector<Playbook>& playbooks() const { return playbooks_; }
 
   struct Stats {
@@ -209,6 +210,5 @@ class Engine {
   // Last: its thread evaluates, so it is stopped before anything above goes.
   EvaluationScheduler scheduler_;
 };
-
 
 }  // namespace railwatch

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "common/text.h"
+#include "engine/alert_proto.h"
 #include "engine/diagnosis_state.h"
 #include "engine/engine.h"
 
@@ -46,8 +47,7 @@ EngineState Engine::Snapshot(int64_t now) const {
       s.diagnosis = ToDiagnosis(a, /*points=*/false);
       for (const auto& [skey, sym] : a.symptoms) {
         const size_t zero = skey.find('\0');
-        s.symptoms.push_back({sym.playbook,
-                              zero == std::string::npos ? "" : skey.substr(zero + 1),
+        s.symptoms.push_back({sym.playbook, zero == std::string::npos ? "" : skey.substr(zero + 1),
                               sym.labels, sym.value, sym.series, sym.raw, sym.first_seen,
                               sym.last_seen});
       }
@@ -88,14 +88,14 @@ Engine::RestoreResult Engine::Restore() {
     result.error = std::string(state.status().message());
     absl::StatusOr<std::string> aside = MoveStateFileAside(file, absl::FromUnixNanos(now));
     if (aside.ok()) result.moved_to = *aside;
-    spdlog::error("cannot restore diagnoses: {}; {}; starting with none", result.error,
-                  aside.ok() ? absl::StrCat("moved it to ", *aside)
-                             : std::string(aside.status().message()));
+    spdlog::error(
+        "cannot restore diagnoses: {}; {}; starting with none", result.error,
+        aside.ok() ? absl::StrCat("moved it to ", *aside) : std::string(aside.status().message()));
     return result;
   }
 
   absl::flat_hash_map<std::string, PlaybookState*> by_name;
-  std::vector<v1::Diagnosis> restored, orphans;
+  std::vector<AlertRecord> restored, orphans;
   std::vector<DiagnosisListener*> listeners;
   {
     absl::MutexLock lock(&mu_);
@@ -114,23 +114,24 @@ Engine::RestoreResult Engine::Restore() {
       a.hold_until = now + absl::ToInt64Nanoseconds(options_.restore_grace);
       for (SavedSymptom& sym : s.symptoms) {
         a.symptoms[absl::StrCat(sym.playbook, std::string(1, '\0'), sym.key)] =
-            Symptom{sym.playbook,           std::move(sym.labels),    sym.value,
-                    std::move(sym.series),  std::move(sym.raw),       sym.first_seen_unix_nano,
+            Symptom{sym.playbook,           std::move(sym.labels), sym.value,
+                    std::move(sym.series),  std::move(sym.raw),    sym.first_seen_unix_nano,
                     sym.last_seen_unix_nano};
       }
       if (ps == by_name.end()) {
         // Its playbook was removed, renamed or disabled: nothing will ever resolve it.
-        spdlog::warn("diagnosis {} ({}) was firing before the restart, but playbook {} is no "
-                     "longer loaded: resolved",
-                     a.id, a.summary, a.playbook);
-        a.description = absl::StrCat("Resolved at restart: playbook ", a.playbook,
-                                     " is no longer loaded (removed, renamed or disabled). ",
-                                     a.description);
+        spdlog::warn(
+            "diagnosis {} ({}) was firing before the restart, but playbook {} is no "
+            "longer loaded: resolved",
+            a.id, a.summary, a.playbook);
+        a.description =
+            absl::StrCat("Resolved at restart: playbook ", a.playbook,
+                         " is no longer loaded (removed, renamed or disabled). ", a.description);
         a.state = AlertState::kResolved;
         a.resolved_at = now;
         a.last_evaluated = now;
         history_.Add(a);
-        orphans.push_back(ToDiagnosis(a));
+        orphans.push_back(a);
         ++result.orphaned;
         continue;
       }
@@ -138,7 +139,7 @@ Engine::RestoreResult Engine::Restore() {
       if (!inserted) continue;
       enricher_.FillBlastRadius(ps->second->playbook(), it->second);
       if (firing) {
-        restored.push_back(ToDiagnosis(it->second));
+        restored.push_back(it->second);
         ++result.firing;
       } else {
         ++result.pending;
@@ -146,13 +147,14 @@ Engine::RestoreResult Engine::Restore() {
     }
     listeners = listeners_;
   }
-  spdlog::info("restored {} firing and {} pending diagnoses from {} (saved {}); {} whose "
-               "playbook is gone resolved; held for {} while agents reconnect",
-               result.firing, result.pending, file, FormatTime(state->saved_at_unix_nano),
-               result.orphaned, absl::FormatDuration(options_.restore_grace));
+  spdlog::info(
+      "restored {} firing and {} pending diagnoses from {} (saved {}); {} whose "
+      "playbook is gone resolved; held for {} while agents reconnect",
+      result.firing, result.pending, file, FormatTime(state->saved_at_unix_nano), result.orphaned,
+      absl::FormatDuration(options_.restore_grace));
   for (DiagnosisListener* l : listeners) {
-    for (const v1::Diagnosis& d : restored) l->OnRestored(d);
-    for (const v1::Diagnosis& d : orphans) l->OnResolved(d);
+    for (const AlertRecord& a : restored) l->OnRestored(a);
+    for (const AlertRecord& a : orphans) l->OnResolved(a);
   }
   return result;
 }

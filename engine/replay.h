@@ -46,7 +46,7 @@ class EngineReplay {
   void EvaluateAt(int64_t now_unix_nano);
 
   void AddListener(DiagnosisListener* listener) { engine_.AddListener(listener); }
-  std::vector<v1::Diagnosis> List() const { return engine_.List(); }
+  std::vector<AlertRecord> List() const { return engine_.List(); }
 
  private:
   FakeClock clock_;

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/text.h"
+#include "engine/alert_proto.h"
 #include "engine/engine.h"
 #include "engine/replay.h"
 #include "engine/rule_test_file.h"
@@ -364,10 +365,9 @@ class TestRun {
 
   std::vector<v1::Diagnosis> ActiveDiagnoses() const {
     std::vector<v1::Diagnosis> out;
-    for (v1::Diagnosis& d : replay_.List()) {
-      if (d.state() == v1::DIAGNOSIS_STATE_PENDING || d.state() == v1::DIAGNOSIS_STATE_FIRING) {
-        out.push_back(std::move(d));
-      }
+    // Compared as the Query API shows them (alert_proto.h).
+    for (const AlertRecord& a : replay_.List()) {
+      if (a.state != AlertState::kResolved) out.push_back(ToDiagnosis(a));
     }
     std::sort(out.begin(), out.end(), [](const v1::Diagnosis& a, const v1::Diagnosis& b) {
       return std::make_pair(a.playbook(), CulpritText(a)) <

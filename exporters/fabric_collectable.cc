@@ -24,8 +24,10 @@ std::vector<prometheus::MetricFamily> StoreCollectable::Collect() const {
     prometheus::ClientMetric& m = family.metric.emplace_back();
     m.label.reserve(meta.labels.size());
     for (const Label& l : meta.labels) m.label.push_back({l.name, l.value});
-    if (meta.kind == MetricKind::kCounter) m.counter.value = sample.value;
-    else m.gauge.value = sample.value;
+    if (meta.kind == MetricKind::kCounter)
+      m.counter.value = sample.value;
+    else
+      m.gauge.value = sample.value;
   });
   std::vector<prometheus::MetricFamily> out;
   out.reserve(families.size());
@@ -37,17 +39,17 @@ namespace {
 
 // railwatch_diagnoses{playbook,severity,state}: every enabled playbook, pending and firing,
 // zeros included, so that a dashboard's timeline has a series from the start.
-prometheus::MetricFamily CountByState(const std::vector<v1::Diagnosis>& diagnoses,
+prometheus::MetricFamily CountByState(const std::vector<AlertRecord>& alerts,
                                       const std::vector<Playbook>& playbooks) {
-  std::map<std::pair<std::string, int>, double> counts;  // (playbook, state)
+  std::map<std::pair<std::string, AlertState>, double> counts;  // (playbook, state)
   for (const Playbook& pb : playbooks) {
     if (!pb.enabled) continue;
-    counts[{pb.name, v1::DIAGNOSIS_STATE_PENDING}] = 0;
-    counts[{pb.name, v1::DIAGNOSIS_STATE_FIRING}] = 0;
+    counts[{pb.name, AlertState::kPending}] = 0;
+    counts[{pb.name, AlertState::kFiring}] = 0;
   }
-  for (const v1::Diagnosis& d : diagnoses) {
-    if (d.state() == v1::DIAGNOSIS_STATE_PENDING || d.state() == v1::DIAGNOSIS_STATE_FIRING) {
-      counts[{d.playbook(), d.state()}] += 1;
+  for (const AlertRecord& a : alerts) {
+    if (a.state == AlertState::kPending || a.state == AlertState::kFiring) {
+      counts[{a.playbook, a.state}] += 1;
     }
   }
   std::map<std::string, std::string> severity;
@@ -60,7 +62,7 @@ prometheus::MetricFamily CountByState(const std::vector<v1::Diagnosis>& diagnose
     prometheus::ClientMetric& m = family.metric.emplace_back();
     m.label = {{"playbook", key.first},
                {"severity", severity[key.first]},
-               {"state", key.second == v1::DIAGNOSIS_STATE_FIRING ? "firing" : "pending"}};
+               {"state", key.second == AlertState::kFiring ? "firing" : "pending"}};
     m.gauge.value = n;
   }
   return family;
@@ -73,20 +75,20 @@ std::vector<prometheus::MetricFamily> DiagnosisCollectable::Collect() const {
   family.name = "railwatch_diagnosis_active";
   family.help = "1 for each firing diagnosis, labelled with its playbook, severity and culprit.";
   family.type = prometheus::MetricType::Gauge;
-  const std::vector<v1::Diagnosis> diagnoses = engine_.List();
-  for (const v1::Diagnosis& d : diagnoses) {
-    if (d.state() != v1::DIAGNOSIS_STATE_FIRING) continue;
+  const std::vector<AlertRecord> alerts = engine_.List();
+  for (const AlertRecord& a : alerts) {
+    if (!a.firing()) continue;
     prometheus::ClientMetric& m = family.metric.emplace_back();
-    m.label.push_back({"playbook", d.playbook()});
-    m.label.push_back({"severity", SeverityName(d.severity())});
-    for (const v1::Label& l : d.culprit()) {
-      if (l.name() == "playbook" || l.name() == "severity") continue;
+    m.label.push_back({"playbook", a.playbook});
+    m.label.push_back({"severity", SeverityName(a.severity)});
+    for (const Label& l : a.culprit) {
+      if (l.name == "playbook" || l.name == "severity") continue;
       // `job` is Prometheus' label for the scrape job; the training job is `training_job`.
-      m.label.push_back({l.name() == "job" ? "training_job" : l.name(), l.value()});
+      m.label.push_back({l.name == "job" ? "training_job" : l.name, l.value});
     }
     m.gauge.value = 1;
   }
-  return {std::move(family), CountByState(diagnoses, engine_.playbooks())};
+  return {std::move(family), CountByState(alerts, engine_.playbooks())};
 }
 
 }  // namespace railwatch

@@ -11,6 +11,7 @@
 #include "collectors/log_event_record.h"
 #include "common/labels.h"
 #include "common/shipped_data.h"
+#include "engine/alert_proto.h"
 #include "engine/diagnosis_text.h"
 #include "engine/engine.h"
 #include "engine/replay.h"
@@ -34,10 +35,10 @@ constexpr absl::Duration kReplayTailLimit = absl::Minutes(10);
 // Remembers which diagnoses fired; their final state is read back once the replay is over.
 class FiredRecorder final : public DiagnosisListener {
  public:
-  void OnFiring(const v1::Diagnosis& d) override {
-    if (std::find(ids_.begin(), ids_.end(), d.id()) == ids_.end()) ids_.push_back(d.id());
+  void OnFiring(const AlertRecord& a) override {
+    if (std::find(ids_.begin(), ids_.end(), a.id) == ids_.end()) ids_.push_back(a.id);
   }
-  void OnResolved(const v1::Diagnosis&) override {}
+  void OnResolved(const AlertRecord&) override {}
   const std::vector<std::string>& ids() const { return ids_; }
 
  private:
@@ -183,7 +184,8 @@ std::vector<TriageDiagnosis> ReplayThroughPlaybooks(const std::vector<logs::LogE
   }
 
   std::map<std::string, v1::Diagnosis> by_id;
-  for (v1::Diagnosis& d : replay.List()) by_id.emplace(d.id(), std::move(d));
+  // Triage words its findings from the diagnosis as the Query API gives it (alert_proto.h).
+  for (const AlertRecord& a : replay.List()) by_id.emplace(a.id, ToDiagnosis(a));
   std::vector<TriageDiagnosis> out;
   for (const std::string& id : fired.ids()) {
     auto it = by_id.find(id);

@@ -87,10 +87,9 @@ QueryTestServer::QueryTestServer(Options options) {
 
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort("127.0.0.1:0",
-                           options.credentials ? options.credentials
-                                               : grpc::InsecureServerCredentials(),
-                           &port);
+  builder.AddListeningPort(
+      "127.0.0.1:0", options.credentials ? options.credentials : grpc::InsecureServerCredentials(),
+      &port);
   builder.RegisterService(service.get());
   server_ = builder.BuildAndStart();
   EXPECT_NE(port, 0);
@@ -126,13 +125,12 @@ void QueryTestServer::Tick(const std::vector<std::pair<SeriesRef, double>>& valu
 void QueryTestServer::RaiseThree() {
   link_downed = Counter("fabric_rdma_link_downed_total",
                         {{"host", "gpu-node-001"}, {"device", "mlx5_0"}, {"port", "1"}});
-  relay = Counter("fabric_pfc_pause_frames_total", {{"leaf", "leaf-1"},
-                                                    {"interface", "Ethernet32"},
-                                                    {"priority", "3"},
-                                                    {"direction", "tx"}});
-  carrier = Counter("fabric_link_carrier_changes_total", {{"peer_host", "gpu-node-002"},
-                                                          {"switch", "leaf-1"},
-                                                          {"interface", "Ethernet4"}});
+  relay = Counter(
+      "fabric_pfc_pause_frames_total",
+      {{"leaf", "leaf-1"}, {"interface", "Ethernet32"}, {"priority", "3"}, {"direction", "tx"}});
+  carrier =
+      Counter("fabric_link_carrier_changes_total",
+              {{"peer_host", "gpu-node-002"}, {"switch", "leaf-1"}, {"interface", "Ethernet4"}});
   double downed = 0, paused = 0, changes = 0;
   auto tick = [&] { Tick({{link_downed, downed}, {relay, paused}, {carrier, changes}}); };
   for (int i = 0; i < 5; ++i) tick();
@@ -145,8 +143,8 @@ void QueryTestServer::RaiseThree() {
 }
 
 std::string QueryTestServer::IdOf(const std::string& playbook) const {
-  for (const v1::Diagnosis& d : engine->List()) {
-    if (d.playbook() == playbook) return d.id();
+  for (const AlertRecord& a : engine->List()) {
+    if (a.playbook == playbook) return a.id;
   }
   ADD_FAILURE() << "no " << playbook << " diagnosis";
   return "";

@@ -53,7 +53,8 @@ class QueryWatchTest : public ::testing::Test {
   void Run(int seconds, double relay_per_second = 200) {
     for (int i = 0; i < seconds; ++i) {
       relay_ += relay_per_second;
-      server_.Tick({{server_.link_downed, 1}, {server_.relay, relay_},
+      server_.Tick({{server_.link_downed, 1},
+                    {server_.relay, relay_},
                     {server_.carrier, static_cast<double>(++carrier_)}});
     }
   }
@@ -143,20 +144,20 @@ TEST_F(QueryWatchTest, SlowWatcherEndsWithResourceExhaustedOthersGoOn) {
 
   // 300 large events (30 MB, beyond any HTTP/2 flow-control window) for a client that does not
   // read: the engine's calls must return at once all the same.
-  v1::Diagnosis big;
-  big.set_playbook("link_flap");
-  big.set_state(v1::DIAGNOSIS_STATE_FIRING);
-  big.set_description(std::string(100'000, 'x'));
+  AlertRecord big;
+  big.playbook = "link_flap";
+  big.state = AlertState::kFiring;
+  big.description = std::string(100'000, 'x');
   for (int i = 0; i < 300; ++i) {
-    big.set_id("flap-" + std::to_string(i));
+    big.id = "flap-" + std::to_string(i);
     small.watches->OnFiring(big);
   }
   EXPECT_EQ(small.watches->stats().fell_behind, 1u);
 
-  v1::Diagnosis peer;
-  peer.set_id("peer-1");
-  peer.set_playbook("peer_flap");
-  peer.set_state(v1::DIAGNOSIS_STATE_FIRING);
+  AlertRecord peer;
+  peer.id = "peer-1";
+  peer.playbook = "peer_flap";
+  peer.state = AlertState::kFiring;
   small.watches->OnFiring(peer);
   EXPECT_THAT(Next(*fast, 1), ElementsAre("KIND_FIRING peer_flap"));
 
@@ -230,5 +231,5 @@ TEST(DaemonWatchTest, StopEndsOpenWatches) {
   EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
 }
 
-}  // namespace
+}  // namespace query_watch_test
 }  // namespace railwatch::testing

@@ -126,8 +126,9 @@ class RecordingHttpServer {
       requests_.push_back(std::move(r));
     }
     const std::string body = status == 200 ? "" : "{\"message\": \"scripted failure\"}";
-    const std::string reply = absl::StrCat("HTTP/1.1 ", status, " X\r\nContent-Length: ",
-                                           body.size(), "\r\nConnection: close\r\n\r\n", body);
+    const std::string reply =
+        absl::StrCat("HTTP/1.1 ", status, " X\r\nContent-Length: ", body.size(),
+                     "\r\nConnection: close\r\n\r\n", body);
     (void)!write(c, reply.data(), reply.size());
   }
 
@@ -153,21 +154,17 @@ std::string DeadUrl() {
   return absl::StrCat("http://127.0.0.1:", ntohs(addr.sin_port));
 }
 
-v1::Diagnosis Flap(const std::string& id, const std::string& host, int64_t since) {
-  v1::Diagnosis d;
-  d.set_id(id);
-  d.set_playbook("link_flap");
-  d.set_severity(v1::SEVERITY_CRITICAL);
-  d.set_state(v1::DIAGNOSIS_STATE_FIRING);
-  d.set_summary("Link flap on " + host + " mlx5_1 port 1");
-  d.set_active_since_unix_nano(since);
-  d.set_fired_at_unix_nano(since);
-  for (auto [name, value] : {std::pair{"host", host}, {"device", std::string("mlx5_1")}}) {
-    v1::Label* l = d.add_culprit();
-    l->set_name(name);
-    l->set_value(value);
-  }
-  return d;
+AlertRecord Flap(const std::string& id, const std::string& host, int64_t since) {
+  AlertRecord a;
+  a.id = id;
+  a.playbook = "link_flap";
+  a.severity = v1::SEVERITY_CRITICAL;
+  a.state = AlertState::kFiring;
+  a.summary = "Link flap on " + host + " mlx5_1 port 1";
+  a.active_since = since;
+  a.fired_at = since;
+  a.culprit = Labels{{"host", host}, {"device", "mlx5_1"}};
+  return a;
 }
 
 // The value of one series of the registry; -1 when absent.
@@ -226,13 +223,17 @@ TEST_F(AlertmanagerNotifierTest, PostsAFiringAlertAndRetriesAfterA500) {
 
   const std::string url = server_.url();
   EXPECT_EQ(Metric(registry_, "railwatch_alertmanager_posts_total",
-                   {{"alertmanager", url + "/"}, {"result", "error"}}), 1);
+                   {{"alertmanager", url + "/"}, {"result", "error"}}),
+            1);
   EXPECT_EQ(Metric(registry_, "railwatch_alertmanager_posts_total",
-                   {{"alertmanager", url + "/"}, {"result", "ok"}}), 1);
-  EXPECT_EQ(Metric(registry_, "railwatch_alertmanager_alerts_sent_total",
-                   {{"alertmanager", url + "/"}}), 1);
+                   {{"alertmanager", url + "/"}, {"result", "ok"}}),
+            1);
+  EXPECT_EQ(
+      Metric(registry_, "railwatch_alertmanager_alerts_sent_total", {{"alertmanager", url + "/"}}),
+      1);
   EXPECT_GT(Metric(registry_, "railwatch_alertmanager_last_success_timestamp_seconds",
-                   {{"alertmanager", url + "/"}}), 1.6e9);
+                   {{"alertmanager", url + "/"}}),
+            1.6e9);
   EXPECT_EQ(Metric(registry_, "railwatch_alertmanager_dropped_total"), 0);
   EXPECT_EQ(server_.requests().size(), 2u) << "nothing more once it was accepted";
 }
@@ -254,9 +255,9 @@ TEST_F(AlertmanagerNotifierTest, ResendsWhileFiringThenResolvesWithTheSameLabels
 
   // The incident resolves; the diagnosis given now names another host (as if the culprit
   // had changed): the resolve must still match the alert that fired.
-  v1::Diagnosis resolved = Flap("id-1", "gpu-node-999", since);
-  resolved.set_state(v1::DIAGNOSIS_STATE_RESOLVED);
-  resolved.set_resolved_at_unix_nano(since + 90'000'000'000);
+  AlertRecord resolved = Flap("id-1", "gpu-node-999", since);
+  resolved.state = AlertState::kResolved;
+  resolved.resolved_at = since + 90'000'000'000;
   notifier->OnResolved(resolved);
   auto is_resolve = [](const RecordingHttpServer::Request& r) {
     return nlohmann::json::parse(r.body)[0]["endsAt"] == "2023-11-14T22:14:50.000Z";
@@ -294,9 +295,9 @@ TEST_F(AlertmanagerNotifierTest, RestoredAlertKeepsItsStartsAtAndIsResentAndReso
     EXPECT_EQ(b[0]["startsAt"], "2023-11-14T21:13:20.000Z") << "the first page's startsAt";
     EXPECT_EQ(b[0]["annotations"]["diagnosis_id"], "id-1");
   }
-  v1::Diagnosis resolved = Flap("id-1", "gpu-node-002", since);
-  resolved.set_state(v1::DIAGNOSIS_STATE_RESOLVED);
-  resolved.set_resolved_at_unix_nano(clock_.NowNanos());
+  AlertRecord resolved = Flap("id-1", "gpu-node-002", since);
+  resolved.state = AlertState::kResolved;
+  resolved.resolved_at = clock_.NowNanos();
   notifier->OnResolved(resolved);
   server_.WaitUntil([](const std::vector<RecordingHttpServer::Request>& rs) {
     return !rs.empty() &&
@@ -321,7 +322,8 @@ TEST_F(AlertmanagerNotifierTest, FullQueueDropsTheOldestAndCountsIt) {
   const auto requests = server_.WaitFor(1);
   std::set<std::string> ids;
   for (const auto& r : requests) {
-    for (const auto& a : nlohmann::json::parse(r.body)) ids.insert(a["annotations"]["diagnosis_id"]);
+    for (const auto& a : nlohmann::json::parse(r.body))
+      ids.insert(a["annotations"]["diagnosis_id"]);
   }
   EXPECT_EQ(ids, (std::set<std::string>{"id-2", "id-3"}));
   notifier->Stop();
@@ -342,13 +344,17 @@ TEST_F(AlertmanagerNotifierTest, DeadAlertmanagerDoesNotHoldUpTheLiveOne) {
   }
   notifier->Stop();
   EXPECT_GE(Metric(registry_, "railwatch_alertmanager_posts_total",
-                   {{"alertmanager", dead}, {"result", "error"}}), 3);
+                   {{"alertmanager", dead}, {"result", "error"}}),
+            3);
   EXPECT_EQ(Metric(registry_, "railwatch_alertmanager_posts_total",
-                   {{"alertmanager", dead}, {"result", "ok"}}), 0);
+                   {{"alertmanager", dead}, {"result", "ok"}}),
+            0);
   EXPECT_EQ(Metric(registry_, "railwatch_alertmanager_posts_total",
-                   {{"alertmanager", server_.url()}, {"result", "ok"}}), 1);
+                   {{"alertmanager", server_.url()}, {"result", "ok"}}),
+            1);
   EXPECT_EQ(Metric(registry_, "railwatch_alertmanager_last_success_timestamp_seconds",
-                   {{"alertmanager", dead}}), 0);
+                   {{"alertmanager", dead}}),
+            0);
   EXPECT_EQ(server_.requests().size(), 1u);
 }
 
@@ -365,15 +371,16 @@ TEST_F(AlertmanagerNotifierTest, RefusedBatchIsDroppedNotRetried) {
   EXPECT_THAT(requests[1].body, testing::Not(HasSubstr("id-1")));
   EXPECT_EQ(Metric(registry_, "railwatch_alertmanager_dropped_total"), 1);
   EXPECT_EQ(Metric(registry_, "railwatch_alertmanager_posts_total",
-                   {{"alertmanager", server_.url()}, {"result", "error"}}), 1);
+                   {{"alertmanager", server_.url()}, {"result", "error"}}),
+            1);
 }
 
 TEST_F(AlertmanagerNotifierTest, ResolveQueuedAtStopStillGoesOut) {
   auto notifier = Make(Opts({server_.url()}));
   notifier->Start();
-  v1::Diagnosis d = Flap("id-1", "gpu-node-002", clock_.NowNanos());
-  d.set_state(v1::DIAGNOSIS_STATE_RESOLVED);
-  d.set_resolved_at_unix_nano(clock_.NowNanos() + 1'000'000'000);
+  AlertRecord d = Flap("id-1", "gpu-node-002", clock_.NowNanos());
+  d.state = AlertState::kResolved;
+  d.resolved_at = clock_.NowNanos() + 1'000'000'000;
   notifier->OnResolved(d);
   notifier->Stop();
   notifier->OnFiring(Flap("id-2", "gpu-node-003", clock_.NowNanos()));  // after Stop: ignored
@@ -396,5 +403,5 @@ TEST(RedactUrlTest, RemovesCredentials) {
   EXPECT_EQ(RedactUrl("http://am-0:9093"), "http://am-0:9093");
 }
 
-}  // namespace
+}  // namespace alertmanager_test
 }  // namespace railwatch

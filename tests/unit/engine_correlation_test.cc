@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "support/ttar.h"
 #include "unit/engine_test_topology.h"
+#include "unit/engine_test_util.h"
 
 namespace railwatch {
 namespace engine_correlation_test {
@@ -18,8 +19,8 @@ using ::testing::HasSubstr;
 
 class Recorder final : public DiagnosisListener {
  public:
-  void OnFiring(const v1::Diagnosis& d) override { fired.push_back(d); }
-  void OnResolved(const v1::Diagnosis& d) override { resolved.push_back(d); }
+  void OnFiring(const AlertRecord& a) override { fired.push_back(ToDiagnosis(a)); }
+  void OnResolved(const AlertRecord& a) override { resolved.push_back(ToDiagnosis(a)); }
   std::vector<v1::Diagnosis> fired, resolved;
 };
 
@@ -34,7 +35,7 @@ std::string Culprit(const v1::Diagnosis& d, const std::string& name) {
 
 std::vector<v1::Diagnosis> Active(const Engine& e, const std::string& playbook) {
   std::vector<v1::Diagnosis> out;
-  for (const v1::Diagnosis& d : e.List()) {
+  for (const v1::Diagnosis& d : Diagnoses(e)) {
     if (d.playbook() == playbook && d.state() != v1::DIAGNOSIS_STATE_RESOLVED) out.push_back(d);
   }
   return out;
@@ -102,18 +103,18 @@ constexpr char kStormRules[] = R"y(
 )y";
 
 TEST_F(CorrelationTest, RelaysAreEvidenceOfTheStormNotDiagnoses) {
-  const SeriesRef nic = Counter("fabric_pfc_pause_frames_total",
-                                {{"host", "h1"}, {"interface", "eth0"}, {"priority", "3"},
-                                 {"direction", "tx"}});
-  const SeriesRef up_a = Counter("fabric_pfc_pause_frames_total",
-                                 {{"switch", "leaf-a"}, {"interface", "up0"}, {"priority", "3"},
-                                  {"direction", "tx"}});
-  const SeriesRef p2_a = Counter("fabric_pfc_pause_frames_total",
-                                 {{"switch", "leaf-a"}, {"interface", "p2"}, {"priority", "3"},
-                                  {"direction", "tx"}});
-  const SeriesRef spine = Counter("fabric_pfc_pause_frames_total",
-                                  {{"switch", "spine-0"}, {"interface", "p1"},
-                                   {"priority", "3"}, {"direction", "tx"}});
+  const SeriesRef nic =
+      Counter("fabric_pfc_pause_frames_total",
+              {{"host", "h1"}, {"interface", "eth0"}, {"priority", "3"}, {"direction", "tx"}});
+  const SeriesRef up_a =
+      Counter("fabric_pfc_pause_frames_total",
+              {{"switch", "leaf-a"}, {"interface", "up0"}, {"priority", "3"}, {"direction", "tx"}});
+  const SeriesRef p2_a =
+      Counter("fabric_pfc_pause_frames_total",
+              {{"switch", "leaf-a"}, {"interface", "p2"}, {"priority", "3"}, {"direction", "tx"}});
+  const SeriesRef spine =
+      Counter("fabric_pfc_pause_frames_total",
+              {{"switch", "spine-0"}, {"interface", "p1"}, {"priority", "3"}, {"direction", "tx"}});
   Engine engine(Engine::Options{.gpu_hour_cost = 30}, Load(kStormRules), store_, clock_,
                 Engine::Sources{&events_, fabric_.get()});
   Recorder rec;
@@ -124,7 +125,7 @@ TEST_F(CorrelationTest, RelaysAreEvidenceOfTheStormNotDiagnoses) {
     Tick({{nic, n}, {up_a, r}, {p2_a, r}, {spine, r}});
     engine.EvaluateOnce();
   }
-  EXPECT_TRUE(engine.List().empty());
+  EXPECT_TRUE(Diagnoses(engine).empty());
   for (int i = 0; i < 4; ++i) {
     n += 20000;
     r += 3000;
@@ -153,8 +154,8 @@ TEST_F(CorrelationTest, RelaysAreEvidenceOfTheStormNotDiagnoses) {
   EXPECT_EQ(d.blast_radius().gpus(), 16u);
   EXPECT_DOUBLE_EQ(d.blast_radius().cost_per_minute(), 8.0);
   // The runbook's shell lines, with the culprit filled in; comments and other blocks skipped.
-  EXPECT_THAT(d.commands(), ::testing::ElementsAre("ssh h1 ethtool -S eth0",
-                                                   "ssh h1 mlnx_qos -i eth0 --prio 3"));
+  EXPECT_THAT(d.commands(),
+              ::testing::ElementsAre("ssh h1 ethtool -S eth0", "ssh h1 mlnx_qos -i eth0 --prio 3"));
   EXPECT_THAT(d.runbook_text(), HasSubstr("not a command h1"));
 
   // The storm ends; the relays go on alone for a while: they are their own incident now.
@@ -168,12 +169,12 @@ TEST_F(CorrelationTest, RelaysAreEvidenceOfTheStormNotDiagnoses) {
 }
 
 TEST_F(CorrelationTest, AFiringSymptomResolvesAsExplainedWhenItsCauseAppears) {
-  const SeriesRef nic = Counter("fabric_pfc_pause_frames_total",
-                                {{"host", "h2"}, {"interface", "eth0"}, {"priority", "3"},
-                                 {"direction", "tx"}});
-  const SeriesRef up = Counter("fabric_pfc_pause_frames_total",
-                               {{"switch", "leaf-a"}, {"interface", "up0"}, {"priority", "3"},
-                                {"direction", "tx"}});
+  const SeriesRef nic =
+      Counter("fabric_pfc_pause_frames_total",
+              {{"host", "h2"}, {"interface", "eth0"}, {"priority", "3"}, {"direction", "tx"}});
+  const SeriesRef up =
+      Counter("fabric_pfc_pause_frames_total",
+              {{"switch", "leaf-a"}, {"interface", "up0"}, {"priority", "3"}, {"direction", "tx"}});
   Engine engine({}, Load(kStormRules), store_, clock_, Engine::Sources{&events_, fabric_.get()});
   Recorder rec;
   engine.AddListener(&rec);
@@ -203,12 +204,12 @@ TEST_F(CorrelationTest, AFiringSymptomResolvesAsExplainedWhenItsCauseAppears) {
 TEST_F(CorrelationTest, APendingCauseDoesNotTakeBackAPagedSymptom) {
   std::string rules = kStormRules;
   rules.replace(rules.find("severity: critical"), 0, "for: 10s\n  ");
-  const SeriesRef nic = Counter("fabric_pfc_pause_frames_total",
-                                {{"host", "h2"}, {"interface", "eth0"}, {"priority", "3"},
-                                 {"direction", "tx"}});
-  const SeriesRef up = Counter("fabric_pfc_pause_frames_total",
-                               {{"switch", "leaf-a"}, {"interface", "up0"}, {"priority", "3"},
-                                {"direction", "tx"}});
+  const SeriesRef nic =
+      Counter("fabric_pfc_pause_frames_total",
+              {{"host", "h2"}, {"interface", "eth0"}, {"priority", "3"}, {"direction", "tx"}});
+  const SeriesRef up =
+      Counter("fabric_pfc_pause_frames_total",
+              {{"switch", "leaf-a"}, {"interface", "up0"}, {"priority", "3"}, {"direction", "tx"}});
   Engine engine({}, Load(rules), store_, clock_, Engine::Sources{&events_, fabric_.get()});
   Recorder rec;
   engine.AddListener(&rec);
@@ -234,16 +235,16 @@ TEST_F(CorrelationTest, APendingCauseDoesNotTakeBackAPagedSymptom) {
 }
 
 TEST_F(CorrelationTest, UnrelatedSymptomStaysItsOwnDiagnosis) {
-  const SeriesRef nic = Counter("fabric_pfc_pause_frames_total",
-                                {{"host", "h1"}, {"interface", "eth0"}, {"priority", "3"},
-                                 {"direction", "tx"}});
+  const SeriesRef nic =
+      Counter("fabric_pfc_pause_frames_total",
+              {{"host", "h1"}, {"interface", "eth0"}, {"priority", "3"}, {"direction", "tx"}});
   // leaf-b's host port is 3 hops from h1's NIC (NIC - leaf-a - spine - leaf-b): hops 3 allows
   // it, so use a rule with hops 1 to see the distance matter.
   std::string rules = kStormRules;
   rules.replace(rules.find("hops: 3"), 7, "hops: 1");
-  const SeriesRef far = Counter("fabric_pfc_pause_frames_total",
-                                {{"switch", "leaf-b"}, {"interface", "p1"}, {"priority", "3"},
-                                 {"direction", "tx"}});
+  const SeriesRef far =
+      Counter("fabric_pfc_pause_frames_total",
+              {{"switch", "leaf-b"}, {"interface", "p1"}, {"priority", "3"}, {"direction", "tx"}});
   Engine engine({}, Load(rules), store_, clock_, Engine::Sources{&events_, fabric_.get()});
   double n = 0, r = 0;
   for (int i = 0; i < 4; ++i) {
@@ -388,19 +389,19 @@ TEST(PlaybookItems, ListsMacrosAndOverridesAcrossFiles) {
 TEST(PlaybookItems, DisableWithEnabledOnlyAndBadExplains) {
   testing::TempDir dir;
   const std::string text =
-      "- playbook: p\n"                                       // 1
-      "  desc: d\n"                                           // 2
-      "  condition: a > 1\n"                                  // 3
-      "  runbook: https://example/p\n"                        // 4
-      "- playbook: q\n"                                       // 5
-      "  desc: d\n"                                           // 6
-      "  condition: a > 1\n"                                  // 7
-      "  runbook: https://example/q\n"                        // 8
-      "  explains:\n"                                         // 9
-      "    - {playbooks: [p], relation: same_galaxy}\n"       // 10
-      "    - {relation: same_host}\n"                         // 11
-      "- playbook: p\n"                                       // 12
-      "  enabled: false\n";                                   // 13
+      "- playbook: p\n"                                  // 1
+      "  desc: d\n"                                      // 2
+      "  condition: a > 1\n"                             // 3
+      "  runbook: https://example/p\n"                   // 4
+      "- playbook: q\n"                                  // 5
+      "  desc: d\n"                                      // 6
+      "  condition: a > 1\n"                             // 7
+      "  runbook: https://example/q\n"                   // 8
+      "  explains:\n"                                    // 9
+      "    - {playbooks: [p], relation: same_galaxy}\n"  // 10
+      "    - {relation: same_host}\n"                    // 11
+      "- playbook: p\n"                                  // 12
+      "  enabled: false\n";                              // 13
   std::ofstream(dir.path() + "/a.yaml") << text;
   LoadResult r = LoadPlaybooks({dir.path() + "/a.yaml"}, {.check_metric_names = false});
   std::vector<std::string> got;
@@ -419,5 +420,5 @@ TEST(RunbookCommands, ShellBlocksOnly) {
               ::testing::ElementsAre("ls /x", "echo y", "uname"));
 }
 
-}  // namespace
+}  // namespace engine_correlation_test
 }  // namespace railwatch

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "support/ttar.h"
 #include "unit/engine_test_topology.h"
+#include "unit/engine_test_util.h"
 
 namespace railwatch {
 namespace engine_parallel_test {
@@ -19,10 +20,10 @@ namespace engine_parallel_test {
 // Every transition, in order, as text that holds everything a listener sees.
 class Recorder final : public DiagnosisListener {
  public:
-  void OnFiring(const v1::Diagnosis& d) override { Add("firing", d); }
-  void OnResolved(const v1::Diagnosis& d) override { Add("resolved", d); }
-  void OnPending(const v1::Diagnosis& d) override { Add("pending", d); }
-  void OnPendingCleared(const v1::Diagnosis& d) override { Add("cleared", d); }
+  void OnFiring(const AlertRecord& a) override { Add("firing", ToDiagnosis(a)); }
+  void OnResolved(const AlertRecord& a) override { Add("resolved", ToDiagnosis(a)); }
+  void OnPending(const AlertRecord& a) override { Add("pending", ToDiagnosis(a)); }
+  void OnPendingCleared(const AlertRecord& a) override { Add("cleared", ToDiagnosis(a)); }
   std::vector<std::string> log;
 
  private:
@@ -102,7 +103,7 @@ struct Rig {
 // out in hash-map order, which differs between two engines.
 std::vector<std::string> Listed(const Engine& e) {
   std::vector<std::string> out;
-  for (const v1::Diagnosis& d : e.List()) out.push_back(d.DebugString());
+  for (const v1::Diagnosis& d : Diagnoses(e)) out.push_back(d.DebugString());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -212,5 +213,5 @@ TEST(EnginePokeTest, HoldOffGrowsWithTheLastEvaluationUnlessAnEventCame) {
   EXPECT_EQ(Engine::PokeHoldOff(o, absl::Milliseconds(80), true), absl::Milliseconds(50));
 }
 
-}  // namespace
+}  // namespace engine_parallel_test
 }  // namespace railwatch

@@ -6,6 +6,7 @@
 
 #include "engine/alert.h"
 #include "engine/alert_history.h"
+#include "engine/alert_proto.h"
 #include "engine/candidates.h"
 #include "engine/correlator.h"
 #include "engine/diagnosis_text.h"
@@ -161,8 +162,7 @@ TEST(PlaybookStateTest, HeldAlertIsNotResolvedUntilItsHoldEnds) {
   h.Evaluate(0, {{"storm", {Result("a")}}});
   h.State("storm").alerts().begin()->second.hold_until = 10 * kSecond;
   EXPECT_TRUE(h.Evaluate(5 * kSecond, {}).empty());
-  EXPECT_EQ(Kinds(h.Evaluate(10 * kSecond, {})),
-            std::vector<Transition>{Transition::kResolved});
+  EXPECT_EQ(Kinds(h.Evaluate(10 * kSecond, {})), std::vector<Transition>{Transition::kResolved});
 }
 
 TEST(PlaybookStateTest, RepeatIncidentsAreCountedWithinTheWindow) {

@@ -112,7 +112,7 @@ TEST_F(EngineStateTest, RestartKeepsIdAndSinceAndDoesNotFireAgain) {
   EXPECT_EQ(r.firing, 1u);
   EXPECT_EQ(r.error, "");
   // Shown firing at once, as it was.
-  std::vector<v1::Diagnosis> list = second.engine->List();
+  std::vector<v1::Diagnosis> list = Diagnoses(*second.engine);
   ASSERT_EQ(list.size(), 1u);
   EXPECT_EQ(list[0].id(), fired.id());
   EXPECT_EQ(list[0].state(), v1::DIAGNOSIS_STATE_FIRING);
@@ -120,7 +120,7 @@ TEST_F(EngineStateTest, RestartKeepsIdAndSinceAndDoesNotFireAgain) {
   EXPECT_EQ(list[0].fired_at_unix_nano(), fired.fired_at_unix_nano());
   EXPECT_EQ(list[0].summary(), fired.summary());
   EXPECT_EQ(list[0].evidence_size(), fired.evidence_size());
-  ASSERT_TRUE(second.engine->Get(fired.id()).has_value());
+  ASSERT_TRUE(DiagnosisById(*second.engine, fired.id()).has_value());
   ASSERT_EQ(second.listener.restored.size(), 1u);
   EXPECT_EQ(second.listener.restored[0].id(), fired.id());
 
@@ -130,7 +130,7 @@ TEST_F(EngineStateTest, RestartKeepsIdAndSinceAndDoesNotFireAgain) {
   second.engine->EvaluateOnce();
   EXPECT_TRUE(second.listener.fired.empty()) << "a restored diagnosis must not page again";
   EXPECT_TRUE(second.listener.resolved.empty());
-  list = second.engine->List();
+  list = Diagnoses(*second.engine);
   ASSERT_EQ(list.size(), 1u);
   EXPECT_EQ(list[0].id(), fired.id());
   EXPECT_EQ(list[0].active_since_unix_nano(), fired.active_since_unix_nano());
@@ -145,8 +145,8 @@ TEST_F(EngineStateTest, RestoredDiagnosisIsHeldThroughTheGraceThenResolves) {
   second.engine->EvaluateOnce();
   second.Quiet(18, 6);
   EXPECT_TRUE(second.listener.resolved.empty()) << "resolved within the restore grace";
-  ASSERT_EQ(second.engine->List().size(), 1u);
-  EXPECT_EQ(second.engine->List()[0].state(), v1::DIAGNOSIS_STATE_FIRING);
+  ASSERT_EQ(Diagnoses(*second.engine).size(), 1u);
+  EXPECT_EQ(Diagnoses(*second.engine)[0].state(), v1::DIAGNOSIS_STATE_FIRING);
   second.Quiet(3, 6);
   ASSERT_EQ(second.listener.resolved.size(), 1u);
   EXPECT_EQ(second.listener.resolved[0].id(), fired.id());
@@ -157,7 +157,7 @@ TEST_F(EngineStateTest, RestoredDiagnosisIsHeldThroughTheGraceThenResolves) {
   Process third(kLinkFlap, file_, clock_);
   const Engine::RestoreResult r = third.engine->Restore();
   EXPECT_EQ(r.firing, 0u);
-  EXPECT_TRUE(third.engine->List().empty());
+  EXPECT_TRUE(Diagnoses(*third.engine).empty());
   third.Quiet(2, 6);
   third.Poll(7);
   third.engine->EvaluateOnce();
@@ -204,8 +204,8 @@ TEST_F(EngineStateTest, DiagnosisOfARemovedPlaybookIsResolvedWithANote) {
   EXPECT_EQ(d.state(), v1::DIAGNOSIS_STATE_RESOLVED);
   EXPECT_THAT(d.description(), HasSubstr("playbook link_flap is no longer loaded"));
   EXPECT_TRUE(second.listener.restored.empty());
-  ASSERT_EQ(second.engine->List().size(), 1u);
-  EXPECT_EQ(second.engine->List()[0].state(), v1::DIAGNOSIS_STATE_RESOLVED);
+  ASSERT_EQ(Diagnoses(*second.engine).size(), 1u);
+  EXPECT_EQ(Diagnoses(*second.engine)[0].state(), v1::DIAGNOSIS_STATE_RESOLVED);
   // Saved without it: the next start does not resolve it a second time.
   second.engine->EvaluateOnce();
   Process third(kOther, file_, clock_);
@@ -226,7 +226,7 @@ TEST_F(EngineStateTest, CorruptFileIsReportedMovedAsideAndTheEngineStartsEmpty) 
   EXPECT_TRUE(fs::exists(r.moved_to));
   EXPECT_THAT(r.moved_to, HasSubstr("diagnoses.json.corrupt-"));
   EXPECT_FALSE(fs::exists(file_));
-  EXPECT_TRUE(p.engine->List().empty());
+  EXPECT_TRUE(Diagnoses(*p.engine).empty());
   // It goes on, and saves a good file again.
   p.Quiet(2, 5);
   p.Poll(6);
@@ -286,8 +286,7 @@ TEST(DiagnosisStateTest, ErrorsSayWhatIsWrongAndWhere) {
   EXPECT_THAT(error(""), HasSubstr("parse error at line 1"));
   EXPECT_THAT(error("[]"), HasSubstr("not a JSON object"));
   EXPECT_THAT(error(R"({"format": "x", "version": 1})"), HasSubstr("format is \"x\""));
-  EXPECT_THAT(error(R"({"format": "railwatchd-diagnoses", "version": 9})"),
-              HasSubstr("version 9"));
+  EXPECT_THAT(error(R"({"format": "railwatchd-diagnoses", "version": 9})"), HasSubstr("version 9"));
   EXPECT_THAT(error(head + R"("diagnoses": [{"key": 3}]})"),
               HasSubstr("$.diagnoses[0].key: not a string"));
   EXPECT_THAT(error(head + R"("diagnoses": [{"key": "k", "labels": [["a"]], )"
@@ -311,5 +310,5 @@ TEST(DiagnosisStateTest, MissingFileIsNotFoundAndUnwritableDirIsAnError) {
   EXPECT_THAT(std::string(s.message()), HasSubstr("/nonexistent/railwatch/diagnoses.json.tmp"));
 }
 
-}  // namespace
+}  // namespace engine_state_test
 }  // namespace railwatch

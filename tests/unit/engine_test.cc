@@ -46,7 +46,7 @@ TEST_F(EngineTest, LinkFlapFiresWithCulpritEvidenceAndResolves) {
 
   for (int i = 0; i < 5; ++i) Poll(2);
   engine.EvaluateOnce();
-  EXPECT_TRUE(engine.List().empty()) << "a counter that did not move must not fire";
+  EXPECT_TRUE(Diagnoses(engine).empty()) << "a counter that did not move must not fire";
 
   Poll(3);  // the flap
   const int64_t flap_time = clock_.NowNanos();
@@ -73,14 +73,14 @@ TEST_F(EngineTest, LinkFlapFiresWithCulpritEvidenceAndResolves) {
   bool saw_flap = false;
   for (const auto& p : e.points()) saw_flap |= p.value() == 3 && p.time_unix_nano() == flap_time;
   EXPECT_TRUE(saw_flap);
-  EXPECT_EQ(engine.Get(d.id())->id(), d.id());
+  EXPECT_EQ(DiagnosisById(engine, d.id())->id(), d.id());
 
   // Still within the window: stays one incident, not a second page.
   for (int i = 0; i < 60; ++i) Poll(3);
   engine.EvaluateOnce();
   EXPECT_EQ(listener.fired.size(), 1u);
-  ASSERT_EQ(engine.List().size(), 1u);
-  EXPECT_EQ(engine.List()[0].id(), d.id());
+  ASSERT_EQ(Diagnoses(engine).size(), 1u);
+  EXPECT_EQ(Diagnoses(engine)[0].id(), d.id());
 
   // Five quiet minutes later the flap leaves the window and the diagnosis resolves.
   for (int i = 0; i < 300; ++i) Poll(3);
@@ -88,7 +88,7 @@ TEST_F(EngineTest, LinkFlapFiresWithCulpritEvidenceAndResolves) {
   ASSERT_EQ(listener.resolved.size(), 1u);
   EXPECT_EQ(listener.resolved[0].id(), d.id());
   EXPECT_EQ(listener.resolved[0].state(), v1::DIAGNOSIS_STATE_RESOLVED);
-  std::vector<v1::Diagnosis> all = engine.List();
+  std::vector<v1::Diagnosis> all = Diagnoses(engine);
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0].state(), v1::DIAGNOSIS_STATE_RESOLVED);
 }
@@ -99,7 +99,7 @@ TEST_F(EngineTest, CounterResetDoesNotFire) {
   Poll(0);  // driver reload: the counter restarts at zero
   Poll(0);
   engine.EvaluateOnce();
-  EXPECT_TRUE(engine.List().empty());
+  EXPECT_TRUE(Diagnoses(engine).empty());
 }
 
 TEST_F(EngineTest, ForHoldsPendingThenFires) {
@@ -110,13 +110,13 @@ TEST_F(EngineTest, ForHoldsPendingThenFires) {
   Poll(0);
   Poll(1);
   engine.EvaluateOnce();
-  ASSERT_EQ(engine.List().size(), 1u);
-  EXPECT_EQ(engine.List()[0].state(), v1::DIAGNOSIS_STATE_PENDING);
+  ASSERT_EQ(Diagnoses(engine).size(), 1u);
+  EXPECT_EQ(Diagnoses(engine)[0].state(), v1::DIAGNOSIS_STATE_PENDING);
   EXPECT_TRUE(listener.fired.empty());
   for (int i = 0; i < 10; ++i) Poll(1);
   engine.EvaluateOnce();
   ASSERT_EQ(listener.fired.size(), 1u);
-  EXPECT_EQ(engine.List()[0].state(), v1::DIAGNOSIS_STATE_FIRING);
+  EXPECT_EQ(Diagnoses(engine)[0].state(), v1::DIAGNOSIS_STATE_FIRING);
 }
 
 TEST_F(EngineTest, DisabledPlaybookNeverFires) {
@@ -125,7 +125,7 @@ TEST_F(EngineTest, DisabledPlaybookNeverFires) {
   Poll(0);
   Poll(1);
   engine.EvaluateOnce();
-  EXPECT_TRUE(engine.List().empty());
+  EXPECT_TRUE(Diagnoses(engine).empty());
 }
 
 TEST(ExpandTemplate, FillsLabelsAndValue) {
@@ -139,8 +139,11 @@ TEST(ExpandTemplate, AlternativesAndOptionalSections) {
   const std::string tmpl =
       "PFC storm: {{host or switch}} {{device or interface}}[[ ({{netdev}})]] at {{peak}}/s"
       "[[; leaf {{leaf}} port {{leaf_port}} relays them]]";
-  const Labels nic = {{"device", "mlx5_3"}, {"host", "gpu-node-004"}, {"leaf", "leaf-1"},
-                      {"leaf_port", "Ethernet12"}, {"netdev", "eth3"}};
+  const Labels nic = {{"device", "mlx5_3"},
+                      {"host", "gpu-node-004"},
+                      {"leaf", "leaf-1"},
+                      {"leaf_port", "Ethernet12"},
+                      {"netdev", "eth3"}};
   EXPECT_EQ(ExpandTemplate(tmpl, nic, 6240),
             "PFC storm: gpu-node-004 mlx5_3 (eth3) at 6,240/s; leaf leaf-1 port Ethernet12 "
             "relays them");
@@ -152,5 +155,5 @@ TEST(ExpandTemplate, AlternativesAndOptionalSections) {
   EXPECT_EQ(ExpandTemplate("a [[b {{x}}", {}, 1), "a [[b <x?>");
 }
 
-}  // namespace
+}  // namespace engine_test
 }  // namespace railwatch

@@ -1,4 +1,4 @@
-#include "engine/alert.h"
+#include "engine/alert_proto.h"
 
 #include <algorithm>
 
@@ -27,18 +27,24 @@ Labels LabelsOf(const google::protobuf::RepeatedPtrField<v1::Label>& labels) {
 
 v1::DiagnosisState ProtoState(AlertState s) {
   switch (s) {
-    case AlertState::kPending: return v1::DIAGNOSIS_STATE_PENDING;
-    case AlertState::kFiring: return v1::DIAGNOSIS_STATE_FIRING;
-    case AlertState::kResolved: return v1::DIAGNOSIS_STATE_RESOLVED;
+    case AlertState::kPending:
+      return v1::DIAGNOSIS_STATE_PENDING;
+    case AlertState::kFiring:
+      return v1::DIAGNOSIS_STATE_FIRING;
+    case AlertState::kResolved:
+      return v1::DIAGNOSIS_STATE_RESOLVED;
   }
   return v1::DIAGNOSIS_STATE_UNSPECIFIED;
 }
 
 const char* KindName(AlertEvidence::Kind k) {
   switch (k) {
-    case AlertEvidence::Kind::kSeries: return "series";
-    case AlertEvidence::Kind::kEvent: return "event";
-    case AlertEvidence::Kind::kSymptom: return "symptom";
+    case AlertEvidence::Kind::kSeries:
+      return "series";
+    case AlertEvidence::Kind::kEvent:
+      return "event";
+    case AlertEvidence::Kind::kSymptom:
+      return "symptom";
   }
   return "";
 }
@@ -71,9 +77,8 @@ AlertEvidence SymptomEvidence(const Symptom& s) {
   e.value = s.value;
   e.time_unix_nano = s.first_seen;
   e.raw = s.raw;
-  e.summary = absl::StrCat(s.playbook, " explained by this diagnosis: ",
-                           DescribeLocation(s.labels), " (value ",
-                           FormatTemplateNumber(s.value, ""), ")");
+  e.summary = absl::StrCat(s.playbook, " explained by this diagnosis: ", DescribeLocation(s.labels),
+                           " (value ", FormatTemplateNumber(s.value, ""), ")");
   return e;
 }
 
@@ -92,8 +97,7 @@ v1::Diagnosis ToDiagnosis(const AlertRecord& a, bool points) {
   std::vector<const Symptom*> symptoms;
   for (const auto& [key, s] : a.symptoms) symptoms.push_back(&s);
   std::sort(symptoms.begin(), symptoms.end(), [](const Symptom* x, const Symptom* y) {
-    return x->first_seen != y->first_seen ? x->first_seen < y->first_seen
-                                          : x->series < y->series;
+    return x->first_seen != y->first_seen ? x->first_seen < y->first_seen : x->series < y->series;
   });
   if (symptoms.size() > kMaxSymptomEvidence) symptoms.resize(kMaxSymptomEvidence);
   for (const Symptom* s : symptoms) AddEvidence(SymptomEvidence(*s), points, d);
@@ -134,9 +138,15 @@ AlertRecord AlertFromDiagnosis(const v1::Diagnosis& d) {
   a.playbook = d.playbook();
   a.severity = d.severity();
   switch (d.state()) {
-    case v1::DIAGNOSIS_STATE_FIRING: a.state = AlertState::kFiring; break;
-    case v1::DIAGNOSIS_STATE_RESOLVED: a.state = AlertState::kResolved; break;
-    default: a.state = AlertState::kPending; break;
+    case v1::DIAGNOSIS_STATE_FIRING:
+      a.state = AlertState::kFiring;
+      break;
+    case v1::DIAGNOSIS_STATE_RESOLVED:
+      a.state = AlertState::kResolved;
+      break;
+    default:
+      a.state = AlertState::kPending;
+      break;
   }
   a.summary = d.summary();
   a.description = d.description();
@@ -170,7 +180,9 @@ AlertRecord AlertFromDiagnosis(const v1::Diagnosis& d) {
     a.blast.scope = b.scope();
     a.blast.hosts.assign(b.hosts().begin(), b.hosts().end());
     for (const v1::JobImpact& pj : b.jobs()) {
-      a.blast.jobs.push_back({pj.job(), pj.gpus(), pj.ranks(),
+      a.blast.jobs.push_back({pj.job(),
+                              pj.gpus(),
+                              pj.ranks(),
                               {pj.hosts().begin(), pj.hosts().end()},
                               {pj.job_hosts().begin(), pj.job_hosts().end()}});
     }
