@@ -129,4 +129,18 @@ std::string ClosestWord(absl::string_view word, const std::vector<std::string>& 
   return best_distance <= allowed ? best : "";
 }
 
+std::string TextPosition(std::string_view text, size_t offset) {
+  offset = std::min(offset, text.size());
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return absl::StrCat(line, ":", column);
+}
+
 }  // namespace railwatch

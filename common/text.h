@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -10,6 +11,9 @@
 #include "absl/time/time.h"
 
 namespace railwatch {
+
+// "line:column" (both from 1) of byte `offset` of `text`; past the end: the end.
+std::string TextPosition(std::string_view text, size_t offset);
 
 // Reads a whole (small) file; the error names the path.
 absl::StatusOr<std::string> ReadFile(const std::string& path);

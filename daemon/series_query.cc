@@ -127,20 +127,6 @@ void ExpressionQuery(const Condition& condition, const SeriesQuerySources& sourc
 
 }  // namespace
 
-std::string TextPosition(std::string_view text, size_t offset) {
-  offset = std::min(offset, text.size());
-  size_t line = 1, column = 1;
-  for (size_t i = 0; i < offset; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return absl::StrCat(line, ":", column);
-}
-
 absl::StatusOr<v1::QuerySeriesResponse> RunSeriesQuery(const v1::QuerySeriesRequest& request,
                                                        const SeriesQuerySources& sources,
                                                        int64_t now) {

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "common/text.h"
 #include "absl/time/time.h"
 #include "store/event_store.h"
 #include "store/series_store.h"
@@ -37,8 +38,5 @@ struct SeriesQuerySources {
 absl::StatusOr<v1::QuerySeriesResponse> RunSeriesQuery(const v1::QuerySeriesRequest& request,
                                                        const SeriesQuerySources& sources,
                                                        int64_t now);
-
-// "line:column" (both from 1) of a byte offset into `text`.
-std::string TextPosition(std::string_view text, size_t offset);
 
 }  // namespace railwatch

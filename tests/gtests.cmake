@@ -16,6 +16,7 @@ target_link_libraries(railwatch_test_support PUBLIC railwatch_collectors absl::s
 # One binary for the unit tests keeps link time down on small CI machines.
 add_executable(railwatch_unit_tests
   unit/common_test.cc
+  unit/lldp_neighbors_test.cc
   unit/engine_correlation_test.cc
   unit/engine_parallel_test.cc
   unit/engine_parts_test.cc
@@ -26,7 +27,7 @@ add_executable(railwatch_unit_tests
   unit/sysfs_fabric_test.cc
   unit/topology_test.cc)
 target_link_libraries(railwatch_unit_tests PRIVATE
-  railwatch_test_support railwatch_collectors railwatch_engine railwatch_sim railwatch_store
+  railwatch_test_support railwatch_collectors railwatch_lldp_neighbors railwatch_engine railwatch_sim railwatch_store
   railwatch_topology railwatch_fabric
   GTest::gtest_main GTest::gmock)
 gtest_discover_tests(railwatch_unit_tests DISCOVERY_TIMEOUT 60)
