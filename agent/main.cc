@@ -12,6 +12,7 @@
 #include "agent/agent.h"
 #include "agent/tls_channel.h"
 #include "collectors/link_setup.h"
+#include "collectors/lldp_collector.h"
 #include "collectors/log_collector.h"
 #include "collectors/rdma_sysfs_collector.h"
 #include "common/logging.h"
@@ -55,6 +56,13 @@ ABSL_FLAG(std::string, netdevs, "",
           "against the whole name (\"ens1f0np0|ens2f0np0\", \"eth[0-7]\"); empty: every netdev "
           "with a device behind it (<sysfs_root>/class/net/X/device) or behind an RDMA port, "
           "never lo");
+ABSL_FLAG(std::string, lldp_source, "lldpcli",
+          "--role=host: where this host's LLDP neighbours (the switch port behind each NIC, "
+          "fabric_lldp_neighbor_info) come from: lldpcli (run `lldpcli -f json0 show "
+          "neighbors`; nothing when lldpd is not installed), lldpcli:PROGRAM, file:PATH (lldpd's "
+          "output written to a file) or off");
+ABSL_FLAG(absl::Duration, lldp_refresh, absl::Seconds(30),
+          "--role=host: how often the LLDP neighbours are read again (lldpd sends every 30 s)");
 ABSL_FLAG(bool, ethtool, true,
           "collect ethtool statistics (PFC pauses per priority, pause storms, discards) of the "
           "--netdevs (SIOCETHTOOL, no privileges needed)");
@@ -105,7 +113,8 @@ railwatch::ProgramInfo AgentProgram() {
                {"spool_dir", "spool_max_bytes", "max_queued_batches"}},
               {"Host collection (--role=host; docs/COLLECTORS.md)",
                {"interval", "rescan_interval", "sysfs_root", "netdevs", "ethtool",
-                "ethtool_dumps", "link_events", "log_paths", "log_state_dir"}},
+                "ethtool_dumps", "link_events", "lldp_source", "lldp_refresh", "log_paths",
+                "log_state_dir"}},
               {"Switch collection (--role=switch; docs/SWITCH_AGENT.md)",
                {"gnmi_targets", "gnmi_profiles", "topology"}},
               {"Logging", {"log_level"}},
@@ -212,6 +221,17 @@ int main(int argc, char** argv) {
         !s.ok()) {
       spdlog::critical("--netdevs: {}", s.message());
       return 2;
+    }
+    absl::StatusOr<std::unique_ptr<railwatch::LldpSource>> lldp =
+        railwatch::LldpSourceFromFlag(absl::GetFlag(FLAGS_lldp_source));
+    if (!lldp.ok()) {
+      spdlog::critical("{}", lldp.status().message());
+      return 2;
+    }
+    if (*lldp != nullptr) {
+      collectors.push_back(std::make_unique<railwatch::LldpCollector>(
+          railwatch::LldpCollector::Options{absl::GetFlag(FLAGS_lldp_refresh)}, *std::move(lldp),
+          railwatch::RealClock::Get()));
     }
     if (const std::string log_paths = absl::GetFlag(FLAGS_log_paths); !log_paths.empty()) {
       railwatch::LogCollector::Options log_options;

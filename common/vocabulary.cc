@@ -446,9 +446,10 @@ const std::vector<MetricSpec>& Table() {
        "operational (SONiC PFC_WD_STATUS; no OpenConfig or Arista leaf gives it).",
        {}},
       {"fabric_lldp_neighbor_info", G, "",
-       "Always 1; one series per switch port with an LLDP neighbour, whose labels "
-       "neighbor_system and neighbor_port carry the neighbour's system name and port id "
-       "(openconfig-lldp neighbors/neighbor/state/{system-name,port-id}).",
+       "Always 1; one series per switch port or host interface with an LLDP neighbour, whose "
+       "labels neighbor_system and neighbor_port carry the neighbour's system name and port "
+       "(switches: openconfig-lldp neighbors/neighbor/state/{system-name,port-id}; hosts: "
+       "lldpd, with neighbor_chassis_id and neighbor_mgmt_address).",
        {}},
       {"fabric_lldp_neighbor_mismatch", G, "",
        "1 while the LLDP neighbour a switch port reports is not the host NIC or switch port "

@@ -16,6 +16,7 @@ target_link_libraries(railwatch_test_support PUBLIC railwatch_collectors absl::s
 # One binary for the unit tests keeps link time down on small CI machines.
 add_executable(railwatch_unit_tests
   unit/common_test.cc
+  unit/lldp_collector_test.cc
   unit/lldp_neighbors_test.cc
   unit/engine_correlation_test.cc
   unit/engine_parallel_test.cc
