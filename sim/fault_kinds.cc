@@ -27,9 +27,9 @@ const FaultKind& NcclErrorKind();
 
 const std::vector<const FaultKind*>& FaultKinds() {
   static const std::vector<const FaultKind*> kinds = {
-      &PfcStormKind(),      &PfcDeadlockKind(), &LinkFlapKind(),     &LinkFlapRepeatedKind(),
-      &BitErrorsKind(),     &LinkDegradeKind(), &StragglerKind(),    &EcnMisconfigKind(),
-      &WrongPriorityKind(), &NicGoneKind(),     &PacketLossKind(),   &NcclErrorKind(),
+      &PfcStormKind(),      &PfcDeadlockKind(), &LinkFlapKind(),   &LinkFlapRepeatedKind(),
+      &BitErrorsKind(),     &LinkDegradeKind(), &StragglerKind(),  &EcnMisconfigKind(),
+      &WrongPriorityKind(), &NicGoneKind(),     &PacketLossKind(), &NcclErrorKind(),
   };
   return kinds;
 }
@@ -66,9 +66,15 @@ ScenarioFault FaultKind::NewFault(std::string host, std::string device, absl::Du
   return f;
 }
 
-absl::Duration ScenarioFault::last_at() const {
-  return info != nullptr ? info->LastAt(*this) : at;
+absl::StatusOr<ScenarioFault> FaultKind::Own(absl::StatusOr<ScenarioFault> fault) const {
+  if (fault.ok()) {
+    fault->kind = std::string(kind);
+    fault->info = this;
+  }
+  return fault;
 }
+
+absl::Duration ScenarioFault::last_at() const { return info != nullptr ? info->LastAt(*this) : at; }
 
 std::string ScenarioFault::Where() const {
   if (!switch_name.empty()) return switch_name;

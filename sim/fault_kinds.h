@@ -144,6 +144,8 @@ class FaultKind : public FaultKindInfo {
  protected:
   // A fault of this kind with the fields every kind has.
   ScenarioFault NewFault(std::string host, std::string device, absl::Duration at) const;
+  // A parsed fault made this kind's (its `kind` and `info`); an error passes through.
+  absl::StatusOr<ScenarioFault> Own(absl::StatusOr<ScenarioFault> fault) const;
 };
 
 // Every kind, in the order of docs/SCENARIOS.md's table.

@@ -2,13 +2,12 @@
 
 // The faults and noise of the scenario suite (docs/SCENARIOS.md) that the simulator injects,
 // beyond those of sysfs_fabric.h (LinkFlap), traffic_model.h (SimJob, NicDegrade,
-// EcnMisconfig) and switch_model.h (PfcStorm, LldpMiswire). Each is parsed from its
-// railwatch-sim flag; the scenario runner writes those flags from a scenario file.
+// EcnMisconfig) and switch_model.h (PfcStorm, LldpMiswire): what the models are handed. Each
+// fault's flag and its parser are its kind's (sim/faults/<kind>.cc); the driver reload's, noise,
+// are the scenario's (sim/scenario.h).
 
 #include <string>
 
-#include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace railwatch::sim {
@@ -21,7 +20,6 @@ struct PfcDeadlock {
   absl::Duration at;
   absl::Duration duration = absl::ZeroDuration();
 };
-absl::StatusOr<PfcDeadlock> ParsePfcDeadlock(absl::string_view spec);
 
 // --flap_repeat=HOST/DEVICE/PORT@OFFSET:COUNT:PERIOD: COUNT flaps of that port, one every
 // PERIOD from OFFSET, each down for --flap_down_for. One ground-truth line per flap.
@@ -32,7 +30,6 @@ struct RepeatedFlap {
   int count = 3;
   absl::Duration period = absl::Seconds(5);
 };
-absl::StatusOr<RepeatedFlap> ParseRepeatedFlap(absl::string_view spec);
 
 // --ber=HOST/DEVICE@OFFSET[:PER_MINUTE]: the link stays up but corrupts bits: symbol errors
 // at PER_MINUTE (default 120) rising, occasional link error recoveries, ethtool CRC/FEC
@@ -42,7 +39,6 @@ struct BitErrors {
   absl::Duration at;
   double per_minute = 120;
 };
-absl::StatusOr<BitErrors> ParseBitErrors(absl::string_view spec);
 
 // --straggler=HOST/DEVICE@OFFSET[:FACTOR]: the NIC moves FACTOR (default 0.5) of what its rail
 // peers in the job move (a PCIe or NUMA problem), with its link rate unchanged.
@@ -51,7 +47,6 @@ struct Straggler {
   absl::Duration at;
   double factor = 0.5;
 };
-absl::StatusOr<Straggler> ParseStraggler(absl::string_view spec);
 
 // --wrong_priority=HOST@OFFSET: from OFFSET the host's RoCE traffic leaves on priority 0
 // (QoS lost on reboot): ethtool per-priority bytes move on 0, not 3; its leaf ports count it in
@@ -60,7 +55,6 @@ struct WrongPriority {
   std::string host;
   absl::Duration at;
 };
-absl::StatusOr<WrongPriority> ParseWrongPriority(absl::string_view spec);
 
 // --nic_gone=HOST/DEVICE@OFFSET: the device leaves sysfs (and its netdev's ethtool dump goes);
 // the leaf port facing it goes down for good.
@@ -68,7 +62,6 @@ struct NicGone {
   std::string host, device;
   absl::Duration at;
 };
-absl::StatusOr<NicGone> ParseNicGone(absl::string_view spec);
 
 // --packet_loss=HOST/DEVICE@OFFSET[:PER_SECOND]: the path through that NIC loses packets: its
 // out_of_sequence, packet_seq_err, local_ack_timeout_err and roce_adp_retrans counters rise
@@ -78,7 +71,6 @@ struct PacketLoss {
   absl::Duration at;
   double per_second = 500;
 };
-absl::StatusOr<PacketLoss> ParsePacketLoss(absl::string_view spec);
 
 // --nccl_error=HOST@OFFSET[:KIND]: the rank(s) of the job on HOST fail on their own (no fabric
 // cause): KIND timeout (PyTorch watchdog timeout, default) or ib_completion (NCCL IB completion
@@ -88,7 +80,6 @@ struct NcclError {
   absl::Duration at;
   std::string kind = "timeout";
 };
-absl::StatusOr<NcclError> ParseNcclError(absl::string_view spec);
 
 // Noise, not a fault: --driver_reload=HOST/DEVICE@OFFSET: the driver reloads; the device's
 // counters restart from 0 (the netdev's ethtool counters too). Nothing should fire.
@@ -96,6 +87,5 @@ struct DriverReload {
   std::string host, device;
   absl::Duration at;
 };
-absl::StatusOr<DriverReload> ParseDriverReload(absl::string_view spec);
 
 }  // namespace railwatch::sim

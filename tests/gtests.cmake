@@ -249,7 +249,6 @@ gtest_discover_tests(railwatch_gnmi_decode_tests DISCOVERY_TIMEOUT 60)
 # and the host-side faults, on a fake clock.
 add_executable(railwatch_sim_host_tests
   unit/sim_host/sim_ethtool_test.cc
-  unit/sim_host/sim_fault_specs_test.cc
   unit/sim_host/sim_healthy_test.cc
   unit/sim_host/sim_host_faults_test.cc
   unit/sim_host/sim_host_util.cc
@@ -312,6 +311,7 @@ gtest_discover_tests(cli_commands_test TEST_PREFIX cli. DISCOVERY_TIMEOUT 60
 # mistake, the programs' command lines, scoring on hand-written ground truth and diagnoses, the table and the JSON, the --live lines.
 # ctest -R '^scenario\.'
 add_executable(railwatch_scenario_tests
+  unit/fault_flags_test.cc
   unit/fault_kinds_test.cc
   unit/scenario_flags_test.cc
   unit/scenario_live_test.cc

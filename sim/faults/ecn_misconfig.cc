@@ -56,8 +56,9 @@ class EcnMisconfigFault : public FaultKind {
     m.at = f.at;
     m.threshold_offset_kb = f.offset_kb;
     if (!ParseLeafName(f.switch_name, m.group, m.rail)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "ecn_misconfig: ", f.switch_name, " is not a leaf, leaf-r<rail> or leaf-g<group>-r<rail>"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("ecn_misconfig: ", f.switch_name,
+                       " is not a leaf, leaf-r<rail> or leaf-g<group>-r<rail>"));
     }
     sim.hosts.ecn_misconfigs.push_back(m);
     sim.switches.ecn_misconfigs.push_back(m);

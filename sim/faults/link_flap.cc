@@ -5,7 +5,8 @@
 ABSL_FLAG(std::vector<std::string>, flap, {},
           "link flaps to inject, HOST/DEVICE/PORT@OFFSET (comma-separated or repeated), e.g. "
           "gpu-node-003/mlx5_5/1@8s");
-ABSL_FLAG(absl::Duration, flap_down_for, absl::Milliseconds(300), "how long a flapped link stays down");
+ABSL_FLAG(absl::Duration, flap_down_for, absl::Milliseconds(300),
+          "how long a flapped link stays down");
 
 namespace railwatch::sim {
 

@@ -1,8 +1,11 @@
 // pfc_deadlock: the leaf port facing a NIC has its lossless queue stuck (paused, packets
 // queued, nothing sent); the NIC's traffic stops and its job stalls.
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "common/text.h"
 #include "sim/fault_kinds.h"
 #include "sim/fault_specs.h"
+#include "sim/spec_parsing.h"
 
 ABSL_FLAG(std::vector<std::string>, pfc_deadlock, {},
           "PFC deadlocks to inject, HOST/DEVICE@OFFSET[:DURATION] (0 or none: to the end): the "
@@ -25,14 +28,32 @@ class PfcDeadlockFault : public FaultKind {
   void Read(ScenarioMap& map, const Scenario&, ScenarioFault& f) const override {
     map.Duration("for", f.duration);
   }
-  std::vector<std::string> FlagValues() const override {
-    return absl::GetFlag(FLAGS_pfc_deadlock);
-  }
+  std::vector<std::string> FlagValues() const override { return absl::GetFlag(FLAGS_pfc_deadlock); }
+  // HOST/DEVICE@OFFSET[:DURATION] (DURATION 0 or none: until the end).
   absl::StatusOr<ScenarioFault> ParseFlag(absl::string_view spec) const override {
-    absl::StatusOr<PfcDeadlock> d = ParsePfcDeadlock(spec);
-    if (!d.ok()) return d.status();
-    ScenarioFault f = NewFault(d->host, d->device, d->at);
-    f.duration = d->duration;
+    constexpr absl::string_view kFlag = "pfc_deadlock";
+    constexpr absl::string_view kForm =
+        "HOST/DEVICE@OFFSET[:DURATION], e.g. gpu-node-003/mlx5_2@20s:40s";
+    absl::StatusOr<TimedSpec> parts = SplitTimedSpec(kFlag, spec, kForm, 1);
+    if (!parts.ok()) return parts.status();
+    ScenarioFault f = NewFault("", "", parts->at);
+    if (absl::Status s = ParseNicBody(kFlag, spec, kForm, parts->body, f.host, f.device); !s.ok()) {
+      return s;
+    }
+    f.duration = absl::ZeroDuration();
+    if (!parts->extras.empty()) {
+      absl::StatusOr<absl::Duration> duration = ParseDuration(parts->extras[0]);
+      if (!duration.ok()) {
+        return SpecError(
+            kFlag, spec,
+            absl::StrCat("DURATION \"", parts->extras[0], "\": ", duration.status().message()),
+            kForm);
+      }
+      if (*duration < absl::ZeroDuration()) {
+        return SpecError(kFlag, spec, "DURATION is negative", kForm);
+      }
+      f.duration = *duration;
+    }
     return f;
   }
   // The switch side sticks the queue and writes the ground truth; the host side stops the

@@ -1,11 +1,15 @@
 // pfc_storm: a NIC sends PFC pause frames on priority 3 without end; its leaf port relays them.
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/text.h"
 #include "sim/fault_kinds.h"
 #include "sim/switch_model.h"
 
 ABSL_FLAG(std::vector<std::string>, pfc_storm, {},
           "PFC storms to inject, HOST/DEVICE@OFFSET: that NIC pauses its leaf port on priority 3");
-ABSL_FLAG(absl::Duration, pfc_storm_for, absl::Seconds(30), "how long a PFC storm lasts (0: forever)");
+ABSL_FLAG(absl::Duration, pfc_storm_for, absl::Seconds(30),
+          "how long a PFC storm lasts (0: forever)");
 
 namespace railwatch::sim {
 
@@ -25,10 +29,19 @@ class PfcStormFault : public FaultKind {
     map.Duration("for", f.duration);
   }
   std::vector<std::string> FlagValues() const override { return absl::GetFlag(FLAGS_pfc_storm); }
+  // HOST/DEVICE@OFFSET; how long it lasts is --pfc_storm_for.
   absl::StatusOr<ScenarioFault> ParseFlag(absl::string_view spec) const override {
-    absl::StatusOr<PfcStorm> s = ParsePfcStorm(spec);
-    if (!s.ok()) return s.status();
-    ScenarioFault f = NewFault(s->host, s->device, s->at);
+    std::vector<absl::string_view> at = absl::StrSplit(spec, '@');
+    std::vector<absl::string_view> parts;
+    if (at.size() == 2) parts = absl::StrSplit(at[0], '/');
+    if (parts.size() != 2 || parts[0].empty() || parts[1].empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad PFC storm \"", spec,
+                       "\": expected HOST/DEVICE@OFFSET, e.g. gpu-node-002/mlx5_3@10s"));
+    }
+    absl::StatusOr<absl::Duration> offset = ParseDuration(at[1]);
+    if (!offset.ok()) return offset.status();
+    ScenarioFault f = NewFault(std::string(parts[0]), std::string(parts[1]), *offset);
     f.duration = absl::GetFlag(FLAGS_pfc_storm_for);
     return f;
   }
