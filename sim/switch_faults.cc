@@ -34,6 +34,14 @@ void DetectWatchdog(PortCounters& c, int queue) {
   ++c.wd_detected[queue];
 }
 
+// Where a fault landed on the switches, for its ground truth (its kind's line, sim/fault_truth.h).
+FaultStarted OnPort(absl::Time now, const std::string& switch_name, const std::string& port) {
+  FaultStarted started = StartedAt(now);
+  started.switch_name = switch_name;
+  started.interface = port;
+  return started;
+}
+
 }  // namespace
 
 void SwitchFabric::ApplyStorms(absl::Time now, double dt) {
@@ -51,13 +59,8 @@ void SwitchFabric::ApplyStorms(absl::Time now, double dt) {
       state.next_detect = now + kWatchdogDetection;
       spdlog::info("injected PFC storm: {}/{} -> {} {}", storm.host, storm.device,
                    switches_[k].name, victim.name);
-      absl::Status s = AppendGroundTruth(
-          options_.ground_truth_file,
-          absl::StrFormat("{\"fault\": \"pfc_storm\", \"host\": \"%s\", \"device\": \"%s\", "
-                          "\"switch\": \"%s\", \"port\": \"%s\", \"priority\": %d, "
-                          "\"injected_at_unix_nano\": %d, \"duration_ms\": %d}",
-                          storm.host, storm.device, switches_[k].name, victim.name, kRocePriority,
-                          absl::ToUnixNanos(now), absl::ToInt64Milliseconds(storm.duration)));
+      absl::Status s = storm.truth.Write(options_.ground_truth_file,
+                                         OnPort(now, switches_[k].name, victim.name));
       if (!s.ok()) spdlog::warn("{}", s.message());
     }
     if (storm.duration > absl::ZeroDuration() && now >= start_ + storm.at + storm.duration) {
@@ -123,13 +126,8 @@ void SwitchFabric::ApplyDeadlocks(absl::Time now, double dt) {
       p.queue_stuck[kRocePriority] = true;
       spdlog::info("injected PFC deadlock: {}/{} <-> {} {} queue {}", d.host, d.device,
                    switches_[k].name, p.name, kRocePriority);
-      absl::Status s = AppendGroundTruth(
-          options_.ground_truth_file,
-          absl::StrFormat("{\"fault\": \"pfc_deadlock\", \"host\": \"%s\", \"device\": \"%s\", "
-                          "\"switch\": \"%s\", \"interface\": \"%s\", \"queue\": %d, "
-                          "\"injected_at_unix_nano\": %d, \"duration_ms\": %d}",
-                          d.host, d.device, switches_[k].name, p.name, kRocePriority,
-                          absl::ToUnixNanos(now), absl::ToInt64Milliseconds(d.duration)));
+      absl::Status s =
+          d.truth.Write(options_.ground_truth_file, OnPort(now, switches_[k].name, p.name));
       if (!s.ok()) spdlog::warn("{}", s.message());
     }
     if (d.duration > absl::ZeroDuration() && now >= start_ + d.at + d.duration) {

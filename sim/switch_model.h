@@ -74,12 +74,13 @@ struct SimSwitch {
   uint64_t counters_version = 0, state_version = 0;
 };
 
-// --pfc_storm=HOST/DEVICE@OFFSET: the NIC sends pause frames on priority 3 without end (its
-// flag's parser is sim/faults/pfc_storm.cc's).
+// A PFC storm: the NIC sends pause frames on priority 3 without end, from `at` for `duration`
+// (0: to the end).
 struct PfcStorm {
   std::string host, device;
   absl::Duration at;
   absl::Duration duration = absl::Seconds(30);
+  FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
 };
 
 // --lldp_miswire=SWITCH/PORT: that port's LLDP neighbour is another host than the plan says.

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_format.h"
 #include "sim/fault_kinds.h"
 #include "sim/fault_specs.h"
 #include "sim/spec_parsing.h"
@@ -36,7 +37,11 @@ class BitErrorsFault : public FaultKind {
         "PER_MINUTE (symbol errors a minute) must be above 0"));
   }
   absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
-    sim.hosts.bit_errors.push_back({f.host, f.device, f.at, f.per_minute});
+    sim.hosts.bit_errors.push_back(
+        {f.host, f.device, f.at, f.per_minute, Truth([this, f](const FaultStarted& s) {
+           return TruthLine(absl::StrFormat("%s, \"per_minute\": %g", NicFields(f), f.per_minute),
+                            s.now);
+         })});
     return absl::OkStatus();
   }
 };

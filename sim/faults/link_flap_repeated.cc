@@ -16,6 +16,8 @@ ABSL_FLAG(std::vector<std::string>, flap_repeat, {},
 
 namespace railwatch::sim {
 
+FaultTruth LinkFlapTruth(const FaultKind& kind, const LinkFlap& flap);  // link_flap.cc
+
 class LinkFlapRepeatedFault : public FaultKind {
  public:
   LinkFlapRepeatedFault()
@@ -84,10 +86,13 @@ class LinkFlapRepeatedFault : public FaultKind {
     f.down_for = absl::GetFlag(FLAGS_flap_down_for);
     return f;
   }
+  // One ground-truth line per flap, with its place in the series.
   absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
     const RepeatedFlap r{f.host, f.device, f.port, f.at, f.count, f.period};
-    for (LinkFlap& flap : ExpandRepeatedFlap(r, f.down_for))
+    for (LinkFlap& flap : ExpandRepeatedFlap(r, f.down_for)) {
+      flap.truth = LinkFlapTruth(*this, flap);
       sim.hosts.flaps.push_back(std::move(flap));
+    }
     return absl::OkStatus();
   }
 };

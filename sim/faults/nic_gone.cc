@@ -28,8 +28,11 @@ class NicGoneFault : public FaultKind {
     return Own(ParseNicFault<ScenarioFault>("nic_gone", spec,
                                             "HOST/DEVICE@OFFSET, e.g. gpu-node-001/mlx5_0@15s"));
   }
+  // Its rank's IB completion errors that follow name it as their cause (sim/job_failures.h).
   absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
-    sim.hosts.nics_gone.push_back({f.host, f.device, f.at});
+    sim.hosts.nics_gone.push_back({f.host, f.device, f.at, Truth([this, f](const FaultStarted& s) {
+                                     return TruthLine(NicFields(f), s.now);
+                                   })});
     return absl::OkStatus();
   }
 };

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_format.h"
 #include "sim/fault_kinds.h"
 #include "sim/fault_specs.h"
 #include "sim/spec_parsing.h"
@@ -37,7 +38,11 @@ class PacketLossFault : public FaultKind {
         "PER_SECOND (out-of-sequence packets a second) must be above 0"));
   }
   absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
-    sim.hosts.packet_losses.push_back({f.host, f.device, f.at, f.per_second});
+    sim.hosts.packet_losses.push_back(
+        {f.host, f.device, f.at, f.per_second, Truth([this, f](const FaultStarted& s) {
+           return TruthLine(absl::StrFormat("%s, \"per_second\": %g", NicFields(f), f.per_second),
+                            s.now);
+         })});
     return absl::OkStatus();
   }
 };

@@ -2,6 +2,7 @@
 // queued, nothing sent); the NIC's traffic stops and its job stalls.
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/text.h"
 #include "sim/fault_kinds.h"
 #include "sim/fault_specs.h"
@@ -23,7 +24,8 @@ class PfcDeadlockFault : public FaultKind {
                    .culprit = {"switch", "interface"},
                    .target_delay = std::nullopt,
                    .flag = "pfc_deadlock",
-                   .companion_flags = {}}) {}
+                   .companion_flags = {},
+                   .needs_switches = true}) {}
 
   void Read(ScenarioMap& map, const Scenario&, ScenarioFault& f) const override {
     map.Duration("for", f.duration);
@@ -58,8 +60,17 @@ class PfcDeadlockFault : public FaultKind {
   }
   // The switch side sticks the queue and writes the ground truth; the host side stops the
   // NIC's traffic and stalls its job (sim/job_failures.h).
+  // The switch side sticks the queue and writes the ground truth (it knows the port); the host
+  // side stops the NIC's traffic and stalls its job (sim/job_failures.h), whose NCCL errors
+  // name this kind as their cause.
   absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
-    const PfcDeadlock d{f.host, f.device, f.at, f.duration};
+    const PfcDeadlock d{f.host, f.device, f.at, f.duration, Truth([this, f](const FaultStarted& s) {
+                          return absl::StrFormat(
+                              "{\"fault\": \"%s\", %s, \"switch\": \"%s\", \"interface\": \"%s\", "
+                              "\"queue\": %d, \"injected_at_unix_nano\": %d, \"duration_ms\": %d}",
+                              truth_kind, NicFields(f), s.switch_name, s.interface, kRocePriority,
+                              absl::ToUnixNanos(s.now), absl::ToInt64Milliseconds(f.duration));
+                        })};
     sim.hosts.deadlocks.push_back(d);
     sim.switches.deadlocks.push_back(d);
     return absl::OkStatus();

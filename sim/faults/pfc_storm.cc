@@ -1,6 +1,7 @@
 // pfc_storm: a NIC sends PFC pause frames on priority 3 without end; its leaf port relays them.
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/text.h"
 #include "sim/fault_kinds.h"
@@ -23,7 +24,8 @@ class PfcStormFault : public FaultKind {
                    .culprit = {"host", "device"},
                    .target_delay = absl::Seconds(2),
                    .flag = "pfc_storm",
-                   .companion_flags = {"pfc_storm_for"}}) {}
+                   .companion_flags = {"pfc_storm_for"},
+                   .needs_switches = true}) {}
 
   void Read(ScenarioMap& map, const Scenario&, ScenarioFault& f) const override {
     map.Duration("for", f.duration);
@@ -47,9 +49,17 @@ class PfcStormFault : public FaultKind {
   }
   // The NIC storms (host side) and its leaf port relays and counts it (switch side, which
   // writes the ground truth: it names the port).
+  // The switch side writes its ground truth (it knows the port).
   absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
     sim.hosts.storms.push_back({f.host, f.device, f.at, f.duration});
-    sim.switches.storms.push_back({f.host, f.device, f.at, f.duration});
+    sim.switches.storms.push_back(
+        {f.host, f.device, f.at, f.duration, Truth([this, f](const FaultStarted& s) {
+           return absl::StrFormat(
+               "{\"fault\": \"%s\", %s, \"switch\": \"%s\", \"port\": \"%s\", \"priority\": %d, "
+               "\"injected_at_unix_nano\": %d, \"duration_ms\": %d}",
+               truth_kind, NicFields(f), s.switch_name, s.interface, kRocePriority,
+               absl::ToUnixNanos(s.now), absl::ToInt64Milliseconds(f.duration));
+         })});
     return absl::OkStatus();
   }
 };

@@ -1,6 +1,7 @@
 // straggler: a NIC moves FACTOR of what its rail peers in the job move (a PCIe or NUMA
 // problem), with its link rate unchanged.
 #include "absl/flags/flag.h"
+#include "absl/strings/str_format.h"
 #include "sim/fault_kinds.h"
 #include "sim/fault_specs.h"
 #include "sim/spec_parsing.h"
@@ -34,7 +35,10 @@ class StragglerFault : public FaultKind {
         "FACTOR is the share of its peers' traffic it moves, in (0, 1)"));
   }
   absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
-    sim.hosts.stragglers.push_back({f.host, f.device, f.at, f.factor});
+    sim.hosts.stragglers.push_back(
+        {f.host, f.device, f.at, f.factor, Truth([this, f](const FaultStarted& s) {
+           return TruthLine(absl::StrFormat("%s, \"factor\": %g", NicFields(f), f.factor), s.now);
+         })});
     return absl::OkStatus();
   }
 };

@@ -1,6 +1,7 @@
 // wrong_priority: a host's RoCE traffic leaves on priority 0 instead of 3 (QoS lost on
 // reboot); its leaf ports count it in queue 0.
 #include "absl/flags/flag.h"
+#include "absl/strings/str_format.h"
 #include "sim/fault_kinds.h"
 #include "sim/fault_specs.h"
 #include "sim/spec_parsing.h"
@@ -32,7 +33,10 @@ class WrongPriorityFault : public FaultKind {
     return NewFault(std::string(parts->body), "", parts->at);
   }
   absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
-    sim.hosts.wrong_priorities.push_back({f.host, f.at});
+    sim.hosts.wrong_priorities.push_back({f.host, f.at, Truth([this, f](const FaultStarted& s) {
+                                            return TruthLine(
+                                                absl::StrFormat("\"host\": \"%s\"", f.host), s.now);
+                                          })});
     return absl::OkStatus();
   }
 };

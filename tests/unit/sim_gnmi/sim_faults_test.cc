@@ -17,6 +17,7 @@
 #include "sim/traffic_model.h"
 #include "support/ttar.h"
 #include "topology/topology.h"
+#include "unit/sim_kinds_truth.h"
 #include "yaml-cpp/yaml.h"
 
 namespace railwatch::sim {
@@ -152,6 +153,7 @@ class SimFabric {
     o.root = dir + "/sys";
     o.ground_truth_file = dir + "/truth.jsonl";
     nics_ = o.nics_per_host;
+    railwatch::sim::testing::GiveKindsTruth(o, &so);
     nic_ = std::make_unique<SysfsFabric>(o);
     status_ = nic_->Create(kStart);
     if (!status_.ok()) return;

@@ -8,6 +8,7 @@
 #include "sim/fault_specs.h"
 #include "support/ttar.h"
 #include "unit/sim_gnmi/sim_gnmi_fixture.h"
+#include "unit/sim_kinds_truth.h"
 #include "yaml-cpp/yaml.h"
 
 namespace railwatch::sim::testing {
@@ -20,6 +21,7 @@ constexpr absl::Duration kTick = absl::Milliseconds(100);
 class Ticked {
  public:
   explicit Ticked(SwitchFabric::Options o) {
+    GiveKindsTruth(o);
     absl::StatusOr<std::unique_ptr<SwitchFabric>> f = SwitchFabric::Create(o, kStart);
     EXPECT_TRUE(f.ok()) << f.status();
     if (f.ok()) fabric_ = std::move(*f);

@@ -10,6 +10,7 @@
 #include "topology/lldp_check.h"
 #include "topology/topology.h"
 #include "unit/sim_gnmi/sim_gnmi_fixture.h"
+#include "unit/sim_kinds_truth.h"
 #include "yaml-cpp/yaml.h"
 
 namespace railwatch::sim {
@@ -135,6 +136,7 @@ TEST(SwitchFabric, FaultsAreWrittenAsGroundTruth) {
   o.ground_truth_file = dir.path() + "/truth.jsonl";
   o.storms.push_back({"gpu-node-002", "mlx5_1", absl::Seconds(2), absl::Seconds(5)});
   o.miswires.push_back({"leaf-r0", "Ethernet0"});
+  railwatch::sim::testing::GiveKindsTruth(o);
   auto f = Build(o);
   const absl::Time t0 = absl::FromUnixSeconds(1'800'000'000);
   for (int i = 1; i <= 3; ++i) ASSERT_TRUE(f->Update(t0 + absl::Seconds(i), Traffic(2, 2, i)).ok());
