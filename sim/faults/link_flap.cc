@@ -11,7 +11,7 @@ ABSL_FLAG(absl::Duration, flap_down_for, absl::Milliseconds(300),
 
 namespace railwatch::sim {
 
-// A flap's ground truth, link_flap's and link_flap_repeated's (whose flaps say their place in
+// A flap's ground truth, for both flap kinds (the flaps of a series also say their place in
 // the series).
 FaultTruth LinkFlapTruth(const FaultKind& kind, const LinkFlap& flap) {
   return kind.Truth([&kind, flap](const FaultStarted& s) {

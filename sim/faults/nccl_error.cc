@@ -56,7 +56,6 @@ class NcclErrorFault : public FaultKind {
     }
     return f;
   }
-  // The job's NCCL log gets the rank's error (sim/job_failures.h), which writes the ground truth.
   // The jobs' failures write its ground truth as they write its NCCL errors (sim/job_failures.h).
   absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
     sim.hosts.nccl_errors.push_back({f.host, f.at, f.error, Truth(nullptr)});

@@ -58,8 +58,6 @@ class PfcDeadlockFault : public FaultKind {
     }
     return f;
   }
-  // The switch side sticks the queue and writes the ground truth; the host side stops the
-  // NIC's traffic and stalls its job (sim/job_failures.h).
   // The switch side sticks the queue and writes the ground truth (it knows the port); the host
   // side stops the NIC's traffic and stalls its job (sim/job_failures.h), whose NCCL errors
   // name this kind as their cause.

@@ -49,7 +49,6 @@ class PfcStormFault : public FaultKind {
   }
   // The NIC storms (host side) and its leaf port relays and counts it (switch side, which
   // writes the ground truth: it names the port).
-  // The switch side writes its ground truth (it knows the port).
   absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
     sim.hosts.storms.push_back({f.host, f.device, f.at, f.duration});
     sim.switches.storms.push_back(

@@ -130,5 +130,5 @@ TEST(SysfsFabric, UnknownFlapTargetIsRejected) {
   EXPECT_NE(std::string(s.message()).find("gpu-node-009/mlx5_0/1"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace sysfs_fabric_test
 }  // namespace railwatch::sim
