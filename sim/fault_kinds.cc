@@ -5,6 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/text.h"
 #include "sim/scenario.h"
 
@@ -27,9 +28,9 @@ const FaultKind& NcclErrorKind();
 
 const std::vector<const FaultKind*>& FaultKinds() {
   static const std::vector<const FaultKind*> kinds = {
-      &PfcStormKind(),      &PfcDeadlockKind(), &LinkFlapKind(),     &LinkFlapRepeatedKind(),
-      &BitErrorsKind(),     &LinkDegradeKind(), &StragglerKind(),    &EcnMisconfigKind(),
-      &WrongPriorityKind(), &NicGoneKind(),     &PacketLossKind(),   &NcclErrorKind(),
+      &PfcStormKind(),      &PfcDeadlockKind(), &LinkFlapKind(),   &LinkFlapRepeatedKind(),
+      &BitErrorsKind(),     &LinkDegradeKind(), &StragglerKind(),  &EcnMisconfigKind(),
+      &WrongPriorityKind(), &NicGoneKind(),     &PacketLossKind(), &NcclErrorKind(),
   };
   return kinds;
 }
@@ -66,9 +67,31 @@ ScenarioFault FaultKind::NewFault(std::string host, std::string device, absl::Du
   return f;
 }
 
-absl::Duration ScenarioFault::last_at() const {
-  return info != nullptr ? info->LastAt(*this) : at;
+absl::StatusOr<ScenarioFault> FaultKind::Own(absl::StatusOr<ScenarioFault> fault) const {
+  if (fault.ok()) {
+    fault->kind = std::string(kind);
+    fault->info = this;
+  }
+  return fault;
 }
+
+FaultTruth FaultKind::Truth(std::function<std::string(const FaultStarted&)> line) const {
+  FaultTruth truth;
+  truth.line = std::move(line);
+  truth.cause = std::string(kind);
+  return truth;
+}
+
+std::string FaultKind::TruthLine(absl::string_view fields, absl::Time now) const {
+  return absl::StrCat("{\"fault\": \"", truth_kind, "\", ", fields,
+                      ", \"injected_at_unix_nano\": ", absl::ToUnixNanos(now), "}");
+}
+
+std::string FaultKind::NicFields(const ScenarioFault& fault) {
+  return absl::StrFormat("\"host\": \"%s\", \"device\": \"%s\"", fault.host, fault.device);
+}
+
+absl::Duration ScenarioFault::last_at() const { return info != nullptr ? info->LastAt(*this) : at; }
 
 std::string ScenarioFault::Where() const {
   if (!switch_name.empty()) return switch_name;

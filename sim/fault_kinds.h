@@ -10,6 +10,7 @@
 // models through FaultKind::Apply: `railwatch-sim run` starts the simulator with
 // --scenario=FILE, not with one flag string per fault.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/yaml_reader.h"
+#include "sim/fault_truth.h"
 #include "sim/switch_model.h"
 #include "sim/sysfs_fabric.h"
 
@@ -36,7 +38,7 @@ struct ScenarioFault {
   std::string host, device, switch_name;
   int port = 1;
   absl::Duration at;
-  absl::Duration duration;  // `for:` of pfc_storm and pfc_deadlock (0: to the end)
+  absl::Duration duration;  // `for:` of the PFC storms and deadlocks (0: to the end)
   absl::Duration down_for = absl::Milliseconds(300);  // link flaps
   int count = 3;                                      // link_flap_repeated
   absl::Duration period = absl::Seconds(5);           // link_flap_repeated
@@ -62,7 +64,7 @@ enum class FaultTarget {
 
 // The registration data of a kind.
 struct FaultKindInfo {
-  absl::string_view kind;  // in the scenario file: pfc_storm, link_flap_repeated, ...
+  absl::string_view kind;  // in the scenario file: link_flap_repeated, ...
   FaultTarget target = FaultTarget::kNic;
   // Ground truth: "fault" of its ground-truth lines (link_degrade -> nic_degrade), the playbook
   // that must fire, the culprit labels it must carry (their values come from the ground-truth
@@ -71,10 +73,12 @@ struct FaultKindInfo {
   absl::string_view playbook;
   std::vector<absl::string_view> culprit;
   std::optional<absl::Duration> target_delay;
-  // Its railwatch-sim list flag (--pfc_deadlock=...) and the flags that go with it
-  // (--pfc_storm_for), in the order --help lists them.
+  // Its railwatch-sim list flag (--flap=...) and the flags that go with it
+  // (--flap_down_for), in the order --help lists them.
   absl::string_view flag;
   std::vector<absl::string_view> companion_flags;
+  // Its flag needs the simulated switches (--switches), which play it.
+  bool needs_switches = false;
 };
 
 // The simulated models' inputs that faults are handed to.
@@ -141,9 +145,19 @@ class FaultKind : public FaultKindInfo {
   // loader or the flag's parser); the models check its names against the fabric.
   virtual absl::Status Apply(const ScenarioFault& fault, SimFaultTargets& sim) const = 0;
 
+  // Its ground truth, handed to a model with the fault (sim/fault_truth.h): `line` makes the
+  // line when the fault's effect starts; the NCCL errors it causes name this kind.
+  FaultTruth Truth(std::function<std::string(const FaultStarted&)> line) const;
+  // The usual ground-truth line: {"fault": <truth_kind>, FIELDS, "injected_at_unix_nano": N}.
+  std::string TruthLine(absl::string_view fields, absl::Time now) const;
+  // "host": "HOST", "device": "DEVICE", the fields of a fault on one NIC.
+  static std::string NicFields(const ScenarioFault& fault);
+
  protected:
   // A fault of this kind with the fields every kind has.
   ScenarioFault NewFault(std::string host, std::string device, absl::Duration at) const;
+  // A parsed fault made this kind's (its `kind` and `info`); an error passes through.
+  absl::StatusOr<ScenarioFault> Own(absl::StatusOr<ScenarioFault> fault) const;
 };
 
 // Every kind, in the order of docs/SCENARIOS.md's table.

@@ -2,28 +2,28 @@
 
 // The faults and noise of the scenario suite (docs/SCENARIOS.md) that the simulator injects,
 // beyond those of sysfs_fabric.h (LinkFlap), traffic_model.h (SimJob, NicDegrade,
-// EcnMisconfig) and switch_model.h (PfcStorm, LldpMiswire). Each is parsed from its
-// railwatch-sim flag; the scenario runner writes those flags from a scenario file.
+// EcnMisconfig) and switch_model.h (PfcStorm, LldpMiswire): what the models are handed. Each
+// fault's flag and its parser are its kind's (sim/faults/<kind>.cc); the driver reload's, noise,
+// are the scenario's (sim/scenario.h).
 
 #include <string>
 
-#include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "sim/fault_truth.h"
 
 namespace railwatch::sim {
 
-// --pfc_deadlock=HOST/DEVICE@OFFSET[:DURATION]: the leaf port facing that NIC has its lossless
-// queue (3) stuck: paused without end, packets queued, nothing sent; the PFC watchdog reports it
-// stormed; the NIC's traffic stops and its job stalls. DURATION 0 (default): until the end.
+// A PFC deadlock: the leaf port facing that NIC has its lossless queue (3) stuck: paused
+// without end, packets queued, nothing sent; the PFC watchdog reports it stormed; the NIC's
+// traffic stops and its job stalls. `duration` 0: until the end.
 struct PfcDeadlock {
   std::string host, device;
   absl::Duration at;
   absl::Duration duration = absl::ZeroDuration();
+  FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
 };
-absl::StatusOr<PfcDeadlock> ParsePfcDeadlock(absl::string_view spec);
 
-// --flap_repeat=HOST/DEVICE/PORT@OFFSET:COUNT:PERIOD: COUNT flaps of that port, one every
+// Repeated flaps: COUNT flaps of that port, one every
 // PERIOD from OFFSET, each down for --flap_down_for. One ground-truth line per flap.
 struct RepeatedFlap {
   std::string host, device;
@@ -32,63 +32,62 @@ struct RepeatedFlap {
   int count = 3;
   absl::Duration period = absl::Seconds(5);
 };
-absl::StatusOr<RepeatedFlap> ParseRepeatedFlap(absl::string_view spec);
 
-// --ber=HOST/DEVICE@OFFSET[:PER_MINUTE]: the link stays up but corrupts bits: symbol errors
+// Bit errors: the link stays up but corrupts bits: symbol errors
 // at PER_MINUTE (default 120) rising, occasional link error recoveries, ethtool CRC/FEC
 // errors, and on the leaf port facing it interface in-errors.
 struct BitErrors {
   std::string host, device;
   absl::Duration at;
   double per_minute = 120;
+  FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
 };
-absl::StatusOr<BitErrors> ParseBitErrors(absl::string_view spec);
 
-// --straggler=HOST/DEVICE@OFFSET[:FACTOR]: the NIC moves FACTOR (default 0.5) of what its rail
+// A straggler: the NIC moves FACTOR (default 0.5) of what its rail
 // peers in the job move (a PCIe or NUMA problem), with its link rate unchanged.
 struct Straggler {
   std::string host, device;
   absl::Duration at;
   double factor = 0.5;
+  FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
 };
-absl::StatusOr<Straggler> ParseStraggler(absl::string_view spec);
 
-// --wrong_priority=HOST@OFFSET: from OFFSET the host's RoCE traffic leaves on priority 0
+// Wrong priority: from OFFSET the host's RoCE traffic leaves on priority 0
 // (QoS lost on reboot): ethtool per-priority bytes move on 0, not 3; its leaf ports count it in
 // queue 0.
 struct WrongPriority {
   std::string host;
   absl::Duration at;
+  FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
 };
-absl::StatusOr<WrongPriority> ParseWrongPriority(absl::string_view spec);
 
-// --nic_gone=HOST/DEVICE@OFFSET: the device leaves sysfs (and its netdev's ethtool dump goes);
+// A NIC gone: the device leaves sysfs (and its netdev's ethtool dump goes);
 // the leaf port facing it goes down for good.
 struct NicGone {
   std::string host, device;
   absl::Duration at;
+  FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
 };
-absl::StatusOr<NicGone> ParseNicGone(absl::string_view spec);
 
-// --packet_loss=HOST/DEVICE@OFFSET[:PER_SECOND]: the path through that NIC loses packets: its
+// Packet loss: the path through that NIC loses packets: its
 // out_of_sequence, packet_seq_err, local_ack_timeout_err and roce_adp_retrans counters rise
 // (PER_SECOND out-of-sequence packets, default 500).
 struct PacketLoss {
   std::string host, device;
   absl::Duration at;
   double per_second = 500;
+  FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
 };
-absl::StatusOr<PacketLoss> ParsePacketLoss(absl::string_view spec);
 
-// --nccl_error=HOST@OFFSET[:KIND]: the rank(s) of the job on HOST fail on their own (no fabric
+// An NCCL error: the rank(s) of the job on HOST fail on their own (no fabric
 // cause): KIND timeout (PyTorch watchdog timeout, default) or ib_completion (NCCL IB completion
 // error, status 12).
 struct NcclError {
   std::string host;
   absl::Duration at;
   std::string kind = "timeout";
+  FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
 };
-absl::StatusOr<NcclError> ParseNcclError(absl::string_view spec);
 
 // Noise, not a fault: --driver_reload=HOST/DEVICE@OFFSET: the driver reloads; the device's
 // counters restart from 0 (the netdev's ethtool counters too). Nothing should fire.
@@ -96,6 +95,5 @@ struct DriverReload {
   std::string host, device;
   absl::Duration at;
 };
-absl::StatusOr<DriverReload> ParseDriverReload(absl::string_view spec);
 
 }  // namespace railwatch::sim

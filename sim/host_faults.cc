@@ -45,21 +45,22 @@ absl::Status SysfsFabric::Validate() const {
     if (SimHostIndex(host, o.hosts) > 0 && SimNicIndex(device, o.nics_per_host) >= 0) {
       return absl::OkStatus();
     }
-    return absl::InvalidArgumentError(absl::StrCat(what, " target ", host, "/", device,
-                                                   " is not a simulated NIC (gpu-node-001 .. ",
-                                                   HostName(o.hosts), ", mlx5_0 .. mlx5_",
-                                                   o.nics_per_host - 1, ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " target ", host, "/", device, " is not a simulated NIC (gpu-node-001 .. ",
+        HostName(o.hosts), ", mlx5_0 .. mlx5_", o.nics_per_host - 1, ")"));
   };
   auto host = [&o](absl::string_view what, const std::string& name) -> absl::Status {
     if (SimHostIndex(name, o.hosts) > 0) return absl::OkStatus();
-    return absl::InvalidArgumentError(absl::StrCat(what, " target ", name, " is not a simulated host (gpu-node-001 .. ",
+    return absl::InvalidArgumentError(absl::StrCat(what, " target ", name,
+                                                   " is not a simulated host (gpu-node-001 .. ",
                                                    HostName(o.hosts), ")"));
   };
   for (size_t i = 0; i < o.flaps.size(); ++i) {
     const LinkFlap& f = o.flaps[i];
     const std::string name = absl::StrCat(f.host, "/", f.device, "/", f.port);
     if (!nic("flap", f.host, f.device).ok() || f.port != 1) {
-      return absl::InvalidArgumentError(absl::StrCat("flap target ", name, " is not a simulated port"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("flap target ", name, " is not a simulated port"));
     }
     // Each flap is one down and one up with its own ground truth: two that overlap would be one.
     for (size_t j = 0; j < i; ++j) {
@@ -72,8 +73,8 @@ absl::Status SysfsFabric::Validate() const {
       }
     }
   }
-  if (absl::Status s = ValidateTrafficFaults(o.hosts, o.nics_per_host, o.jobs, o.degrades,
-                                             o.ecn_misconfigs);
+  if (absl::Status s =
+          ValidateTrafficFaults(o.hosts, o.nics_per_host, o.jobs, o.degrades, o.ecn_misconfigs);
       !s.ok()) {
     return s;
   }
@@ -83,8 +84,9 @@ absl::Status SysfsFabric::Validate() const {
     if (grouped_name != (o.hosts_per_leaf > 0) || m.group >= groups) {
       return absl::InvalidArgumentError(absl::StrCat(
           "ECN misconfiguration target ", m.switch_name, " is not a simulated leaf (",
-          o.hosts_per_leaf > 0 ? absl::StrCat("leaf-g0-r0 .. leaf-g", groups - 1, "-r", o.nics_per_host - 1)
-                               : absl::StrCat("leaf-r0 .. leaf-r", o.nics_per_host - 1),
+          o.hosts_per_leaf > 0
+              ? absl::StrCat("leaf-g0-r0 .. leaf-g", groups - 1, "-r", o.nics_per_host - 1)
+              : absl::StrCat("leaf-r0 .. leaf-r", o.nics_per_host - 1),
           ")"));
     }
   }
@@ -116,7 +118,8 @@ absl::Status SysfsFabric::Validate() const {
 namespace {
 
 // A fault that happens once, at `at` after `start`: true the first time it is due.
-bool Due(std::vector<bool>::reference started, absl::Time now, absl::Time start, absl::Duration at) {
+bool Due(std::vector<bool>::reference started, absl::Time now, absl::Time start,
+         absl::Duration at) {
   if (started || now < start + at) return false;
   started = true;
   return true;
@@ -126,6 +129,12 @@ std::string Nic(const std::string& host, const std::string& device) {
   return absl::StrFormat("\"host\": \"%s\", \"device\": \"%s\"", host, device);
 }
 
+FaultStarted OnHost(absl::Time now, double link_gbps) {
+  FaultStarted started = StartedAt(now);
+  started.link_gbps = link_gbps;
+  return started;
+}
+
 }  // namespace
 
 absl::Status SysfsFabric::ApplyFaults(absl::Time now) {
@@ -133,10 +142,10 @@ absl::Status SysfsFabric::ApplyFaults(absl::Time now) {
   FaultProgress& done = *progress_;
   const std::string& truth = o.ground_truth_file;
   const int64_t at = absl::ToUnixNanos(now);
+  const FaultStarted started = OnHost(now, o.link_gbps);
   absl::Status s;
-  auto record = [&](const std::string& fields) {
-    s.Update(AppendGroundTruth(truth, absl::StrCat("{", fields, ", \"injected_at_unix_nano\": ", at, "}")));
-  };
+  // Each fault's ground-truth line is its kind's (sim/fault_truth.h).
+  auto record = [&](const FaultTruth& fault) { s.Update(fault.Write(truth, started)); };
 
   for (size_t i = 0; i < o.degrades.size(); ++i) {
     const NicDegrade& d = o.degrades[i];
@@ -145,9 +154,9 @@ absl::Status SysfsFabric::ApplyFaults(absl::Time now) {
     p->speed_factor = d.factor;
     const double gbps = o.link_gbps * d.factor;
     s.Update(p->rate->Write(RateText(gbps)));
-    record(absl::StrFormat("\"fault\": \"nic_degrade\", %s, \"port\": \"1\", \"factor\": %g, \"rate_gbps\": %g",
-                           Nic(d.host, d.device), d.factor, gbps));
-    spdlog::info("injected link degradation: {}/{} renegotiated to {} Gb/s", d.host, d.device, gbps);
+    record(d.truth);
+    spdlog::info("injected link degradation: {}/{} renegotiated to {} Gb/s", d.host, d.device,
+                 gbps);
   }
   for (size_t i = 0; i < o.ecn_misconfigs.size(); ++i) {
     const EcnMisconfig& m = o.ecn_misconfigs[i];
@@ -155,12 +164,10 @@ absl::Status SysfsFabric::ApplyFaults(absl::Time now) {
     const double share = EcnMarkingShare(m.threshold_offset_kb);
     double& marking = leaf_marking_[m.group * o.nics_per_host + m.rail];
     marking = std::min(marking, share);
-    record(absl::StrFormat("\"fault\": \"ecn_misconfig\", \"switch\": \"%s\", \"queue\": %d, "
-                           "\"threshold_offset_kb\": %g, \"marking_share\": %g, \"throughput_share\": %g",
-                           m.switch_name, kRocePriority, m.threshold_offset_kb, share,
-                           ThroughputUnderMarking(share)));
-    spdlog::info("injected ECN misconfiguration: {} threshold {} KB too high, marks {:.2}% of normal",
-                 m.switch_name, m.threshold_offset_kb, share * 100);
+    record(m.truth);
+    spdlog::info(
+        "injected ECN misconfiguration: {} threshold {} KB too high, marks {:.2}% of normal",
+        m.switch_name, m.threshold_offset_kb, share * 100);
   }
   // PFC storms and deadlocks: the switch side writes their ground truth (it names the port).
   for (size_t i = 0; i < o.storms.size(); ++i) {
@@ -191,7 +198,7 @@ absl::Status SysfsFabric::ApplyFaults(absl::Time now) {
       p->deadlocked = true;
       if (job >= 0) {
         job_stalled_[job] = true;
-        failures_->JobStalled(now, job, p->host, p->nic);
+        failures_->JobStalled(now, job, p->host, p->nic, x.truth.cause);
       }
       spdlog::info("{}/{}: its leaf port's queue 3 is deadlocked; {} stalls", x.host, x.device,
                    job >= 0 ? absl::StrCat("job ", o.jobs[job].name) : "its traffic");
@@ -213,16 +220,17 @@ absl::Status SysfsFabric::ApplyFaults(absl::Time now) {
     const BitErrors& b = o.bit_errors[i];
     if (!Due(done.ber[i], now, start_, b.at)) continue;
     Find(b.host, b.device)->symbol_errors_per_s = b.per_minute / 60;
-    record(absl::StrFormat("\"fault\": \"bit_errors\", %s, \"per_minute\": %g", Nic(b.host, b.device),
-                           b.per_minute));
-    spdlog::info("injected bit errors: {}/{} at {} symbol errors a minute", b.host, b.device, b.per_minute);
+    record(b.truth);
+    spdlog::info("injected bit errors: {}/{} at {} symbol errors a minute", b.host, b.device,
+                 b.per_minute);
   }
   for (size_t i = 0; i < o.stragglers.size(); ++i) {
     const Straggler& x = o.stragglers[i];
     if (!Due(done.straggler[i], now, start_, x.at)) continue;
     Find(x.host, x.device)->straggler_factor = x.factor;
-    record(absl::StrFormat("\"fault\": \"straggler\", %s, \"factor\": %g", Nic(x.host, x.device), x.factor));
-    spdlog::info("injected straggler: {}/{} moves {} of its peers' traffic", x.host, x.device, x.factor);
+    record(x.truth);
+    spdlog::info("injected straggler: {}/{} moves {} of its peers' traffic", x.host, x.device,
+                 x.factor);
   }
   for (size_t i = 0; i < o.wrong_priorities.size(); ++i) {
     const WrongPriority& w = o.wrong_priorities[i];
@@ -230,7 +238,7 @@ absl::Status SysfsFabric::ApplyFaults(absl::Time now) {
     for (auto& p : ports_) {
       if (p->host_name == w.host) p->priority = 0;
     }
-    record(absl::StrFormat("\"fault\": \"wrong_priority\", \"host\": \"%s\"", w.host));
+    record(w.truth);
     spdlog::info("injected wrong traffic class: {} sends RoCE on priority 0", w.host);
   }
   for (size_t i = 0; i < o.nics_gone.size(); ++i) {
@@ -244,18 +252,19 @@ absl::Status SysfsFabric::ApplyFaults(absl::Time now) {
     std::error_code ec;
     fs::remove_all(root / "class" / "infiniband" / g.device, ec);
     fs::remove(root / "class" / "net" / p->netdev, ec);
-    fs::remove_all(root / "devices" / "pci0000:00" / absl::StrFormat("0000:%02x:00.0", 0x18 + p->nic * 0x10), ec);
+    fs::remove_all(
+        root / "devices" / "pci0000:00" / absl::StrFormat("0000:%02x:00.0", 0x18 + p->nic * 0x10),
+        ec);
     fs::remove_all(root / "ethtool" / p->netdev, ec);
-    failures_->NicGone(now, p->host, p->nic);
-    record(absl::StrFormat("\"fault\": \"nic_gone\", %s", Nic(g.host, g.device)));
+    failures_->NicGone(now, p->host, p->nic, g.truth.cause);
+    record(g.truth);
     spdlog::info("injected NIC gone: {}/{} left the host", g.host, g.device);
   }
   for (size_t i = 0; i < o.packet_losses.size(); ++i) {
     const PacketLoss& l = o.packet_losses[i];
     if (!Due(done.loss[i], now, start_, l.at)) continue;
     Find(l.host, l.device)->out_of_sequence_per_s = l.per_second;
-    record(absl::StrFormat("\"fault\": \"packet_loss\", %s, \"per_second\": %g", Nic(l.host, l.device),
-                           l.per_second));
+    record(l.truth);
     spdlog::info("injected packet loss: {}/{} sees {} out-of-sequence packets a second", l.host,
                  l.device, l.per_second);
   }
@@ -270,8 +279,9 @@ absl::Status SysfsFabric::ApplyFaults(absl::Time now) {
     NicPort* p = Find(r.host, r.device);
     if (p->gone) continue;
     p->ResetCounters();
-    s.Update(AppendGroundTruth(truth, absl::StrFormat("{\"noise\": \"driver_reload\", %s, \"at_unix_nano\": %d}",
-                                                      Nic(r.host, r.device), at)));
+    s.Update(AppendGroundTruth(
+        truth, absl::StrFormat("{\"noise\": \"driver_reload\", %s, \"at_unix_nano\": %d}",
+                               Nic(r.host, r.device), at)));
     spdlog::info("driver reload (noise): {}/{} counters restart from 0", r.host, r.device);
   }
   return s;

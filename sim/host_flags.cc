@@ -2,7 +2,7 @@
 
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
-#include "sim/fault_specs.h"
+#include "sim/scenario.h"
 
 ABSL_DECLARE_FLAG(double, benign_pause_rate);
 

@@ -23,22 +23,24 @@ absl::Status JobFailures::Independent(absl::Time now, const NcclError& e) {
   p.kind = e.kind;
   p.host = SimHostIndex(e.host, static_cast<int>(job_of_host_.size()) - 1);
   p.job = p.host > 0 ? job_of_host_[p.host] : -1;
-  if (p.job < 0) return absl::InvalidArgumentError(absl::StrCat("--nccl_error: ", e.host, " runs no job"));
+  if (p.job < 0)
+    return absl::InvalidArgumentError(absl::StrCat("--nccl_error: ", e.host, " runs no job"));
   if (p.kind == "ib_completion") p.local_rank = 0;  // the rank on GPU 0 and its NIC, mlx5_0
   pending_.push_back(p);
   return Tick(now);
 }
 
-void JobFailures::NicGone(absl::Time now, int host, int nic) {
+void JobFailures::NicGone(absl::Time now, int host, int nic, const std::string& cause) {
   const int job = job_of_host_[host];
   if (job < 0) return;  // nobody used it
-  pending_.push_back({now + kNicGoneDelay, "ib_completion", job, host, nic, "nic_gone", host, nic});
+  pending_.push_back(
+      {now + kNicGoneDelay, "ib_completion", job, host, nic, cause, host, nic, false, false});
 }
 
-void JobFailures::JobStalled(absl::Time now, int job, int host, int nic) {
+void JobFailures::JobStalled(absl::Time now, int job, int host, int nic, const std::string& cause) {
   stalled_[job] = true;
-  pending_.push_back({now + NcclLogs::kCollectiveTimeout, "timeout", job, 0, -1, "pfc_deadlock",
-                      host, nic});
+  pending_.push_back(
+      {now + NcclLogs::kCollectiveTimeout, "timeout", job, 0, -1, cause, host, nic, false, true});
 }
 
 void JobFailures::JobResumed(int job) { stalled_[job] = false; }
@@ -47,7 +49,7 @@ absl::Status JobFailures::Tick(absl::Time now) {
   for (Pending& p : pending_) {
     if (p.done || now < p.due) continue;
     p.done = true;
-    if (p.caused_by == "pfc_deadlock") {
+    if (p.stall) {
       // The collective finished after all when the deadlock cleared in time.
       if (!stalled_[p.job]) continue;
       for (int h = jobs_[p.job].first_host; h <= jobs_[p.job].last_host; ++h) {
@@ -67,20 +69,23 @@ absl::Status JobFailures::Write(absl::Time now, const Pending& p, int host) {
   if (p.kind == "timeout") {
     if (absl::Status s = logs_->WriteWatchdogTimeout(p.job, host, now); !s.ok()) return s;
   } else {
-    if (absl::Status s = logs_->WriteIbCompletionError(p.job, host, p.local_rank); !s.ok()) return s;
+    if (absl::Status s = logs_->WriteIbCompletionError(p.job, host, p.local_rank); !s.ok())
+      return s;
   }
   std::string cause;
   if (!p.caused_by.empty()) {
-    cause = absl::StrFormat(", \"caused_by\": \"%s\", \"cause_host\": \"%s\", \"cause_device\": \"mlx5_%d\"",
-                            p.caused_by, SysfsFabric::HostName(p.cause_host), p.cause_nic);
+    cause = absl::StrFormat(
+        ", \"caused_by\": \"%s\", \"cause_host\": \"%s\", \"cause_device\": \"mlx5_%d\"",
+        p.caused_by, SysfsFabric::HostName(p.cause_host), p.cause_nic);
   }
   spdlog::info("NCCL error on {} (job {}): {}{}", host_name, job.name, p.kind,
                p.caused_by.empty() ? "" : absl::StrCat(", caused by ", p.caused_by));
   return AppendGroundTruth(
       ground_truth_file_,
-      absl::StrFormat("{\"fault\": \"nccl_error\", \"host\": \"%s\", \"job\": %s, \"error\": \"%s\"%s, "
-                      "\"injected_at_unix_nano\": %d}",
-                      host_name, JsonString(job.name), p.kind, cause, absl::ToUnixNanos(now)));
+      absl::StrFormat(
+          "{\"fault\": \"nccl_error\", \"host\": \"%s\", \"job\": %s, \"error\": \"%s\"%s, "
+          "\"injected_at_unix_nano\": %d}",
+          host_name, JsonString(job.name), p.kind, cause, absl::ToUnixNanos(now)));
 }
 
 }  // namespace railwatch::sim

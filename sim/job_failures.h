@@ -1,13 +1,14 @@
 #pragma once
 
 // What the jobs' ranks log when they fail, and when: the one place that turns faults into NCCL
-// errors (docs/SIMULATOR.md, "NCCL logs"). Independent failures (--nccl_error) are written at
-// once; a fault that hurts ranks makes them fail a little later, as NCCL and PyTorch notice:
+// errors (docs/SIMULATOR.md, "NCCL logs"). Independent failures (the NCCL error fault) are written
+// at once; a fault that hurts ranks makes them fail a little later, as NCCL and PyTorch notice:
 // - a NIC gone: its rank gets IB completion errors (status 12, retry exceeded) ~3 s later;
 // - a PFC deadlock: its job stalls, and every rank's watchdog times out after the collective
 //   timeout (10 s), unless the deadlock is over by then.
-// Each failure on a host is one `nccl_error` ground-truth line; a consequence carries
-// "caused_by" (the fault's kind) and the fault's "cause_host"/"cause_device".
+// Each failure on a host is one NCCL error ground-truth line; a consequence carries
+// "caused_by" (the fault's name in NCCL errors, FaultTruth::cause: its kind) and the fault's
+// "cause_host"/"cause_device".
 
 #include <string>
 #include <vector>
@@ -30,12 +31,13 @@ class JobFailures {
 
   static constexpr absl::Duration kNicGoneDelay = absl::Seconds(3);
 
-  // --nccl_error: the host's ranks fail on their own, now.
+  // An NCCL error fault: the host's ranks fail on their own, now.
   absl::Status Independent(absl::Time now, const NcclError& e);
-  // NIC `nic` of `host` left the host at `now`.
-  void NicGone(absl::Time now, int host, int nic);
-  // A deadlock on `host`/`nic` stalls `job` from `now` on; Resumed when it is over.
-  void JobStalled(absl::Time now, int job, int host, int nic);
+  // NIC `nic` of `host` left the host at `now` (a fault named `cause`).
+  void NicGone(absl::Time now, int host, int nic, const std::string& cause);
+  // A fault named `cause` on `host`/`nic` (a deadlock) stalls `job` from `now` on; Resumed
+  // when it is over.
+  void JobStalled(absl::Time now, int job, int host, int nic, const std::string& cause);
   void JobResumed(int job);
 
   // Writes the failures that are due at `now`.
@@ -50,6 +52,7 @@ class JobFailures {
     std::string caused_by;
     int cause_host = 0, cause_nic = 0;
     bool done = false;
+    bool stall = false;  // a stalled job: every rank of it times out, unless it resumed
   };
   absl::Status Write(absl::Time now, const Pending& p, int host);
 

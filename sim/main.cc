@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -21,11 +23,13 @@
 #include "sim/sysfs_fabric.h"
 #include "sim/topology_writer.h"
 
-ABSL_FLAG(std::string, root, "", "directory for the per-host sysfs trees (<root>/<host>/class/...)");
+ABSL_FLAG(std::string, root, "",
+          "directory for the per-host sysfs trees (<root>/<host>/class/...)");
 ABSL_FLAG(int, hosts, 4, "simulated hosts");
 ABSL_FLAG(int, nics, 8, "RDMA NICs per host");
 ABSL_FLAG(absl::Duration, tick, absl::Milliseconds(100), "how often counters move");
-ABSL_FLAG(absl::Duration, duration, absl::ZeroDuration(), "stop after this long (0: run until signalled)");
+ABSL_FLAG(absl::Duration, duration, absl::ZeroDuration(),
+          "stop after this long (0: run until signalled)");
 ABSL_FLAG(std::vector<std::string>, job, {},
           "training jobs, NAME:FIRST-LAST[:UTIL] (hosts 1-based, inclusive; UTIL of line rate, "
           "default 0.8): their hosts run collectives on all NICs in lockstep; other hosts keep "
@@ -52,8 +56,9 @@ ABSL_FLAG(std::string, gnmi_targets_out, "", "write the switch agent's targets f
 ABSL_FLAG(std::string, topology_out, "", "write the fabric's topology file (YAML) here");
 ABSL_FLAG(std::string, gnmi_username, "", "switches require this username (gRPC metadata)");
 ABSL_FLAG(std::string, gnmi_password, "", "switches require this password (gRPC metadata)");
-ABSL_FLAG(double, benign_pause_rate, 2,
-          "noise: benign PFC pause frames per second per leaf port, each way, on priority 3 (0: none)");
+ABSL_FLAG(
+    double, benign_pause_rate, 2,
+    "noise: benign PFC pause frames per second per leaf port, each way, on priority 3 (0: none)");
 ABSL_FLAG(std::vector<std::string>, lldp_miswire, {},
           "switch ports whose LLDP neighbour is another host than the topology says, SWITCH/PORT");
 
@@ -67,12 +72,21 @@ absl::Status StartSwitches(const railwatch::sim::SysfsFabric::Options& fabric,
                            std::unique_ptr<railwatch::sim::SwitchFabric>& switches,
                            std::unique_ptr<railwatch::sim::GnmiSwitchFarm>& farm) {
   namespace sim = railwatch::sim;
-  const bool serve = absl::GetFlag(FLAGS_switches) || !absl::GetFlag(FLAGS_switch_dialects).empty() ||
-                     absl::GetFlag(FLAGS_spines) > 0 || !absl::GetFlag(FLAGS_gnmi_targets_out).empty();
+  const bool serve =
+      absl::GetFlag(FLAGS_switches) || !absl::GetFlag(FLAGS_switch_dialects).empty() ||
+      absl::GetFlag(FLAGS_spines) > 0 || !absl::GetFlag(FLAGS_gnmi_targets_out).empty();
   const std::string topology_out = absl::GetFlag(FLAGS_topology_out);
   if (!serve && topology_out.empty()) {
     if (!so.storms.empty() || !so.deadlocks.empty() || !absl::GetFlag(FLAGS_lldp_miswire).empty()) {
-      return absl::InvalidArgumentError("--pfc_storm, --pfc_deadlock and --lldp_miswire need --switches");
+      std::vector<std::string> flags;
+      for (const sim::FaultKind* k : sim::FaultKinds()) {
+        if (k->needs_switches) flags.push_back(absl::StrCat("--", k->flag));
+      }
+      flags.push_back("--lldp_miswire");
+      const std::string last = flags.back();
+      flags.pop_back();
+      return absl::InvalidArgumentError(
+          absl::StrCat(absl::StrJoin(flags, ", "), " and ", last, " need --switches"));
     }
     return absl::OkStatus();
   }
@@ -108,20 +122,23 @@ absl::Status StartSwitches(const railwatch::sim::SysfsFabric::Options& fabric,
   go.port_base = absl::GetFlag(FLAGS_gnmi_port_base);
   go.username = absl::GetFlag(FLAGS_gnmi_username);
   go.password = absl::GetFlag(FLAGS_gnmi_password);
-  absl::StatusOr<std::unique_ptr<sim::GnmiSwitchFarm>> started = sim::GnmiSwitchFarm::Start(switches.get(), go);
+  absl::StatusOr<std::unique_ptr<sim::GnmiSwitchFarm>> started =
+      sim::GnmiSwitchFarm::Start(switches.get(), go);
   if (!started.ok()) return started.status();
   farm = std::move(*started);
   std::vector<std::string> addresses;
   for (size_t i = 0; i < switches->switches().size(); ++i) {
     const sim::SimSwitch& sw = switches->switches()[i];
     addresses.push_back(farm->address(static_cast<int>(i)));
-    spdlog::info("switch {} ({}) serves gNMI on {}", sw.name, sim::DialectName(sw.dialect), addresses.back());
+    spdlog::info("switch {} ({}) serves gNMI on {}", sw.name, sim::DialectName(sw.dialect),
+                 addresses.back());
   }
   if (const std::string out = absl::GetFlag(FLAGS_gnmi_targets_out); !out.empty()) {
     sim::TargetsFileOptions to;
     to.username = go.username;
     to.password = go.password;
-    if (absl::Status s = sim::WriteTargetsFile(out, switches->switches(), addresses, to); !s.ok()) return s;
+    if (absl::Status s = sim::WriteTargetsFile(out, switches->switches(), addresses, to); !s.ok())
+      return s;
   }
   return absl::OkStatus();
 }
@@ -158,10 +175,11 @@ std::vector<std::string> FaultFlagNames() {
 railwatch::ProgramInfo SimProgram() {
   return {
       .name = "railwatch-sim",
-      .summary = "the railwatch fabric simulator: writes sysfs trees, ethtool dumps and NCCL logs "
-                 "for simulated GPU hosts whose counters move with their training jobs' traffic, "
-                 "serves gNMI as simulated switches, and injects faults at chosen times with "
-                 "their ground truth.",
+      .summary =
+          "the railwatch fabric simulator: writes sysfs trees, ethtool dumps and NCCL logs "
+          "for simulated GPU hosts whose counters move with their training jobs' traffic, "
+          "serves gNMI as simulated switches, and injects faults at chosen times with "
+          "their ground truth.",
       .usage =
           "Usage: railwatch-sim --root=DIR [--hosts=4] [--job=train:1-4] "
           "[--flap=gpu-node-003/mlx5_5/1@8s]\n"
@@ -175,8 +193,7 @@ railwatch::ProgramInfo SimProgram() {
               {"Hosts and jobs",
                {"root", "hosts", "nics", "link_gbps", "job", "hosts_per_leaf", "seed", "tick",
                 "duration", "bursty"}},
-              {"What each host writes",
-               {"ethtool", "ethtool_interval", "nccl_logs"}},
+              {"What each host writes", {"ethtool", "ethtool_interval", "nccl_logs"}},
               {"Switches (gNMI)",
                {"switches", "spines", "switch_dialects", "gnmi_port_base", "gnmi_targets_out",
                 "topology_out", "gnmi_username", "gnmi_password", "benign_pause_rate"}},
@@ -201,12 +218,13 @@ int main(int argc, char** argv) {
   static absl::Notification stop;
   std::vector<std::string> list_flags = {"lldp_miswire", "job"};
   for (const std::string& name : railwatch::sim::HostListFlags()) list_flags.push_back(name);
-  for (const railwatch::sim::FaultKind* k : railwatch::sim::FaultKinds()) list_flags.emplace_back(k->flag);
+  for (const railwatch::sim::FaultKind* k : railwatch::sim::FaultKinds())
+    list_flags.emplace_back(k->flag);
   std::vector<std::string> args = railwatch::sim::JoinRepeatedFlags(argc, argv, list_flags);
   std::vector<char*> arg_pointers;
   for (std::string& a : args) arg_pointers.push_back(a.data());
-  railwatch::StartProgram(static_cast<int>(arg_pointers.size()), arg_pointers.data(),
-                          SimProgram(), stop);
+  railwatch::StartProgram(static_cast<int>(arg_pointers.size()), arg_pointers.data(), SimProgram(),
+                          stop);
   railwatch::sim::SysfsFabric::Options o;
   o.root = absl::GetFlag(FLAGS_root);
   if (o.root.empty()) {

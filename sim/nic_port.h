@@ -18,19 +18,59 @@ namespace railwatch::sim {
 
 // The counters a ConnectX-7 in RoCE mode shows under ports/1/, in kSysfsCounterNames' order.
 enum SysfsCounter : int {
-  kPortXmitData, kPortRcvData, kPortXmitPackets, kPortRcvPackets, kUnicastXmitPackets,
-  kUnicastRcvPackets, kMulticastXmitPackets, kMulticastRcvPackets, kLinkDowned,
-  kLinkErrorRecovery, kSymbolError, kPortRcvErrors, kPortRcvRemotePhysicalErrors,
-  kPortRcvSwitchRelayErrors, kPortXmitDiscards, kPortXmitConstraintErrors,
-  kPortRcvConstraintErrors, kPortXmitWait, kLocalLinkIntegrityErrors,
-  kExcessiveBufferOverrunErrors, kVl15Dropped, kOutOfSequence, kPacketSeqErr,
-  kLocalAckTimeoutErr, kOutOfBuffer, kNpEcnMarkedRocePackets, kNpCnpSent, kRpCnpHandled,
-  kRpCnpIgnored, kRoceAdpRetrans, kRoceAdpRetransTo, kRxWriteRequests, kRxReadRequests,
-  kDuplicateRequest, kRxAtomicRequests, kRxDctConnect, kRnrNakRetryErr, kImpliedNakSeqErr,
-  kRespLocalLengthError, kRespCqeError, kReqCqeError, kReqRemoteInvalidRequest,
-  kReqRemoteAccessErrors, kRespRemoteAccessErrors, kRespCqeFlushError, kReqCqeFlushError,
-  kRoceSlowRestart, kRoceSlowRestartCnps, kRoceSlowRestartTrans, kRxIcrcEncapsulated,
-  kReqTransportRetriesExceeded, kReqRnrRetriesExceeded, kSysfsCounterCount
+  kPortXmitData,
+  kPortRcvData,
+  kPortXmitPackets,
+  kPortRcvPackets,
+  kUnicastXmitPackets,
+  kUnicastRcvPackets,
+  kMulticastXmitPackets,
+  kMulticastRcvPackets,
+  kLinkDowned,
+  kLinkErrorRecovery,
+  kSymbolError,
+  kPortRcvErrors,
+  kPortRcvRemotePhysicalErrors,
+  kPortRcvSwitchRelayErrors,
+  kPortXmitDiscards,
+  kPortXmitConstraintErrors,
+  kPortRcvConstraintErrors,
+  kPortXmitWait,
+  kLocalLinkIntegrityErrors,
+  kExcessiveBufferOverrunErrors,
+  kVl15Dropped,
+  kOutOfSequence,
+  kPacketSeqErr,
+  kLocalAckTimeoutErr,
+  kOutOfBuffer,
+  kNpEcnMarkedRocePackets,
+  kNpCnpSent,
+  kRpCnpHandled,
+  kRpCnpIgnored,
+  kRoceAdpRetrans,
+  kRoceAdpRetransTo,
+  kRxWriteRequests,
+  kRxReadRequests,
+  kDuplicateRequest,
+  kRxAtomicRequests,
+  kRxDctConnect,
+  kRnrNakRetryErr,
+  kImpliedNakSeqErr,
+  kRespLocalLengthError,
+  kRespCqeError,
+  kReqCqeError,
+  kReqRemoteInvalidRequest,
+  kReqRemoteAccessErrors,
+  kRespRemoteAccessErrors,
+  kRespCqeFlushError,
+  kReqCqeFlushError,
+  kRoceSlowRestart,
+  kRoceSlowRestartCnps,
+  kRoceSlowRestartTrans,
+  kRxIcrcEncapsulated,
+  kReqTransportRetriesExceeded,
+  kReqRnrRetriesExceeded,
+  kSysfsCounterCount
 };
 // "counters/port_xmit_data" ... relative to ports/<n>/.
 extern const std::array<const char*, kSysfsCounterCount> kSysfsCounterNames;
@@ -43,9 +83,15 @@ inline constexpr int kHotCounters = 2;
 // (writing one that is not kept open costs an open and a close besides the write).
 inline bool IsBusyCounter(int c) {
   switch (c) {
-    case kPortXmitPackets: case kPortRcvPackets: case kUnicastXmitPackets:
-    case kUnicastRcvPackets: case kMulticastRcvPackets: case kRxWriteRequests:
-    case kNpEcnMarkedRocePackets: case kNpCnpSent: case kRpCnpHandled:
+    case kPortXmitPackets:
+    case kPortRcvPackets:
+    case kUnicastXmitPackets:
+    case kUnicastRcvPackets:
+    case kMulticastRcvPackets:
+    case kRxWriteRequests:
+    case kNpEcnMarkedRocePackets:
+    case kNpCnpSent:
+    case kRpCnpHandled:
       return true;
     default:
       return false;
@@ -74,13 +120,13 @@ struct NicPort {
   // State that traffic and faults set.
   bool up = true;
   bool gone = false;
-  double speed_factor = 1;      // --degrade: link renegotiated to this share of its speed
-  double straggler_factor = 1;  // --straggler: moves this share of its peers' traffic
-  int priority = kRocePriority;  // 0 under --wrong_priority
-  double symbol_errors_per_s = 0;     // --ber
-  double out_of_sequence_per_s = 0;   // --packet_loss
-  bool deadlocked = false;            // its leaf port's queue 3 is stuck (--pfc_deadlock)
-  bool storming = false;              // it sends pauses without end (--pfc_storm)
+  double speed_factor = 1;              // a degraded link: renegotiated to this share of its speed
+  double straggler_factor = 1;          // a straggler: moves this share of its peers' traffic
+  int priority = kRocePriority;         // 0 when its host lost its QoS
+  double symbol_errors_per_s = 0;       // bit errors
+  double out_of_sequence_per_s = 0;     // packet loss
+  bool deadlocked = false;              // its leaf port's queue 3 is stuck (a PFC deadlock)
+  bool storming = false;                // it sends pauses without end (a PFC storm)
   double fec_corrected_bits_per_s = 0;  // a healthy PAM4 link's, drawn per link
   uint64_t corrupted_packets = 0;       // on the way to its leaf (the leaf's in-errors)
   double util = 0;                      // share of line rate it moved in the last tick

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "common/text.h"
 #include "common/yaml_reader.h"
+#include "sim/spec_parsing.h"
 
 namespace railwatch::sim {
 namespace {
@@ -39,15 +40,17 @@ class ScenarioLoader {
 
   void Load(const YAML::Node& root, Scenario& s) {
     if (!root.IsMap()) {
-      problems_.Error(root, "bad-type",
-                      "a scenario is a map (name, duration, topology, jobs, noise, faults, expect)");
+      problems_.Error(
+          root, "bad-type",
+          "a scenario is a map (name, duration, topology, jobs, noise, faults, expect)");
       return;
     }
     ScenarioMap top(root, "a scenario", problems_);
     top.String("name", s.name);
     top.String("description", s.description);
     if (std::string seed; top.String("seed", seed) && !absl::SimpleAtoi(seed, &s.seed)) {
-      top.Problem("seed", "bad-value", absl::StrCat("`seed` must be a whole number, not \"", seed, "\""));
+      top.Problem("seed", "bad-value",
+                  absl::StrCat("`seed` must be a whole number, not \"", seed, "\""));
     }
     top.Require("duration");
     top.Duration("duration", s.duration);
@@ -79,16 +82,18 @@ class ScenarioLoader {
     t.Number("link_gbps", 0, 3200, true, topo.link_gbps);
     if (const YAML::Node d = t.Get("dialects"); d.IsDefined()) {
       if (!d.IsSequence() || d.size() == 0) {
-        problems_.Error(d, "bad-type",
-                        absl::StrCat("`dialects` must be a list of: ", absl::StrJoin(kDialects, ", ")));
+        problems_.Error(
+            d, "bad-type",
+            absl::StrCat("`dialects` must be a list of: ", absl::StrJoin(kDialects, ", ")));
       } else {
         topo.dialects.clear();
         for (const YAML::Node& one : d) {
           const std::string name = one.IsScalar() ? one.Scalar() : "";
           if (std::find(kDialects.begin(), kDialects.end(), name) == kDialects.end()) {
-            problems_.Error(one, "bad-value",
-                            absl::StrCat("unknown dialect \"", name, "\"", DidYouMean(name, kDialects),
-                                         "; known: ", absl::StrJoin(kDialects, ", ")));
+            problems_.Error(
+                one, "bad-value",
+                absl::StrCat("unknown dialect \"", name, "\"", DidYouMean(name, kDialects),
+                             "; known: ", absl::StrJoin(kDialects, ", ")));
           }
           topo.dialects.push_back(name);
         }
@@ -172,8 +177,9 @@ class ScenarioLoader {
 
   void LoadFault(const YAML::Node& node, Scenario& s) {
     if (!node.IsMap()) {
-      problems_.Error(node, "bad-type",
-                      "a fault must be a map such as {kind: link_flap, at: 20s, host: ..., device: ...}");
+      problems_.Error(
+          node, "bad-type",
+          "a fault must be a map such as {kind: link_flap, at: 20s, host: ..., device: ...}");
       return;
     }
     ScenarioFault fault;
@@ -186,10 +192,10 @@ class ScenarioLoader {
     fault.info = FindFaultKind(fault.kind);
     if (fault.info == nullptr) {
       const std::vector<std::string> kinds = FaultKindNames();
-      kind_map.Problem("kind", "unknown-kind",
-                       absl::StrCat("unknown fault kind `", fault.kind, "`",
-                                    DidYouMean(fault.kind, kinds), "; known: ",
-                                    absl::StrJoin(kinds, ", ")));
+      kind_map.Problem(
+          "kind", "unknown-kind",
+          absl::StrCat("unknown fault kind `", fault.kind, "`", DidYouMean(fault.kind, kinds),
+                       "; known: ", absl::StrJoin(kinds, ", ")));
       return;
     }
     const FaultKind& kind = *fault.info;
@@ -198,9 +204,15 @@ class ScenarioLoader {
     // What the fault names, then when.
     std::vector<const char*> target_keys;
     switch (kind.target) {
-      case FaultTarget::kNic: target_keys = {"host", "device"}; break;
-      case FaultTarget::kHost: target_keys = {"host"}; break;
-      case FaultTarget::kSwitch: target_keys = {"switch"}; break;
+      case FaultTarget::kNic:
+        target_keys = {"host", "device"};
+        break;
+      case FaultTarget::kHost:
+        target_keys = {"host"};
+        break;
+      case FaultTarget::kSwitch:
+        target_keys = {"switch"};
+        break;
     }
     for (const char* key : target_keys) f.Require(key);
     f.Require("at");
@@ -209,7 +221,8 @@ class ScenarioLoader {
         CheckHost(f, s, fault.host);
       } else if (key == "device" && f.String(key, fault.device) && !fault.device.empty()) {
         CheckDevice(f, s, fault.device);
-      } else if (key == "switch" && f.String(key, fault.switch_name) && !fault.switch_name.empty()) {
+      } else if (key == "switch" && f.String(key, fault.switch_name) &&
+                 !fault.switch_name.empty()) {
         CheckName(f, "switch", fault.switch_name, SimSwitchNames(s.topology));
       }
     }
@@ -272,9 +285,10 @@ class ScenarioLoader {
 
   void CheckTime(ScenarioMap& map, const char* key, const Scenario& s, absl::Duration t) {
     if (s.duration > absl::ZeroDuration() && t >= s.duration) {
-      map.Problem(key, "after-end",
-                  absl::StrCat("at ", HumanDuration(t), " it is after the scenario's end (duration ",
-                               HumanDuration(s.duration), ")"));
+      map.Problem(
+          key, "after-end",
+          absl::StrCat("at ", HumanDuration(t), " it is after the scenario's end (duration ",
+                       HumanDuration(s.duration), ")"));
     }
   }
 
@@ -304,6 +318,11 @@ absl::StatusOr<Scenario> LoadScenarioFile(const std::string& path) {
   absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return text.status();
   return ParseScenario(*text, path);
+}
+
+absl::StatusOr<DriverReload> ParseDriverReload(absl::string_view spec) {
+  return ParseNicFault<DriverReload>("driver_reload", spec,
+                                     "HOST/DEVICE@OFFSET, e.g. gpu-node-002/mlx5_1@30s");
 }
 
 }  // namespace railwatch::sim

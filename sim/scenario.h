@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "common/text.h"
 #include "sim/fault_kinds.h"
+#include "sim/fault_specs.h"
 
 namespace railwatch::sim {
 
@@ -33,6 +34,10 @@ struct ScenarioJob {
   int first_host = 1, last_host = 1;  // 1-based, inclusive
   double util = 0.8;
 };
+
+// --driver_reload=HOST/DEVICE@OFFSET, noise and not a fault: the driver reloads; the device's
+// counters restart from 0 (the netdev's ethtool counters too). Nothing should fire.
+absl::StatusOr<DriverReload> ParseDriverReload(absl::string_view spec);
 
 struct DriverReloadNoise {
   std::string host, device;

@@ -13,6 +13,15 @@ absl::Status SpecError(absl::string_view flag, absl::string_view spec, absl::str
       absl::StrCat("bad --", flag, " value \"", spec, "\": ", why, "; expected ", form));
 }
 
+absl::StatusOr<TimedSpec> ParseHostSpec(absl::string_view flag, absl::string_view spec,
+                                        absl::string_view form, size_t max_extras) {
+  absl::StatusOr<TimedSpec> parts = SplitTimedSpec(flag, spec, form, max_extras);
+  if (parts.ok() && parts->body.find('/') != absl::string_view::npos) {
+    return SpecError(flag, spec, "the fault is a whole host's: HOST without /DEVICE", form);
+  }
+  return parts;
+}
+
 absl::StatusOr<TimedSpec> SplitTimedSpec(absl::string_view flag, absl::string_view spec,
                                          absl::string_view form, size_t max_extras) {
   std::vector<absl::string_view> halves = absl::StrSplit(spec, '@');
@@ -31,8 +40,8 @@ absl::StatusOr<TimedSpec> SplitTimedSpec(absl::string_view flag, absl::string_vi
   }
   absl::StatusOr<absl::Duration> offset = ParseDuration(tail[0]);
   if (!offset.ok()) {
-    return SpecError(flag, spec, absl::StrCat("OFFSET \"", tail[0], "\": ", offset.status().message()),
-                     form);
+    return SpecError(flag, spec,
+                     absl::StrCat("OFFSET \"", tail[0], "\": ", offset.status().message()), form);
   }
   if (*offset < absl::ZeroDuration()) return SpecError(flag, spec, "OFFSET is negative", form);
   parts.at = *offset;

@@ -1,7 +1,7 @@
 #pragma once
 
-// Shared pieces of the fault flags' parsers (traffic_model.cc, fault_specs.cc): every fault
-// flag's value is BODY@OFFSET[:EXTRA...], its BODY names a NIC, a host or a switch, and a bad
+// Shared pieces of the fault flags' parsers (each kind's in sim/faults/, traffic_model.cc): every
+// fault flag's value is BODY@OFFSET[:EXTRA...], its BODY names a NIC, a host or a switch, and a bad
 // value gets one error that names the flag, the value, what is wrong and the expected form.
 
 #include <string>
@@ -34,6 +34,10 @@ absl::StatusOr<TimedSpec> SplitTimedSpec(absl::string_view flag, absl::string_vi
 absl::Status ParseNicBody(absl::string_view flag, absl::string_view spec, absl::string_view form,
                           absl::string_view body, std::string& host, std::string& device);
 
+// HOST@OFFSET[:EXTRA...] for the faults of a whole host (no /DEVICE).
+absl::StatusOr<TimedSpec> ParseHostSpec(absl::string_view flag, absl::string_view spec,
+                                        absl::string_view form, size_t max_extras);
+
 // extras[i] as a number, when present (`value` keeps its default otherwise).
 absl::Status ParseExtraNumber(absl::string_view flag, absl::string_view spec,
                               absl::string_view form, const TimedSpec& parts, size_t i,
@@ -57,7 +61,8 @@ absl::StatusOr<T> ParseNicFault(absl::string_view flag, absl::string_view spec,
       !s.ok()) {
     return s;
   }
-  if (value != nullptr && valid != nullptr && !valid(*value)) return SpecError(flag, spec, why, form);
+  if (value != nullptr && valid != nullptr && !valid(*value))
+    return SpecError(flag, spec, why, form);
   return fault;
 }
 

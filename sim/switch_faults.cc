@@ -1,15 +1,14 @@
 // The PFC faults of the simulated leaves: storms (a NIC pauses its leaf port without end; the
-// leaf relays to its ports and uplinks, the spines on to the other leaves) and deadlocks (a leaf port and its NIC hold each other's
-// lossless queue paused: nothing is sent, the PFC watchdog holds the queue stormed).
+// leaf relays to its ports and uplinks, the spines on to the other leaves) and deadlocks (a leaf
+// port and its NIC hold each other's lossless queue paused: nothing is sent, the PFC watchdog holds
+// the queue stormed).
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
 #include "common/logging.h"
 #include "common/text.h"
 #include "sim/fault_specs.h"
-#include "sim/spec_parsing.h"
 #include "sim/switch_model.h"
 
 namespace railwatch::sim {
@@ -35,48 +34,15 @@ void DetectWatchdog(PortCounters& c, int queue) {
   ++c.wd_detected[queue];
 }
 
+// Where a fault landed on the switches, for its ground truth (its kind's line, sim/fault_truth.h).
+FaultStarted OnPort(absl::Time now, const std::string& switch_name, const std::string& port) {
+  FaultStarted started = StartedAt(now);
+  started.switch_name = switch_name;
+  started.interface = port;
+  return started;
+}
+
 }  // namespace
-
-absl::StatusOr<PfcStorm> ParsePfcStorm(absl::string_view spec) {
-  std::vector<absl::string_view> at = absl::StrSplit(spec, '@');
-  std::vector<absl::string_view> parts;
-  if (at.size() == 2) parts = absl::StrSplit(at[0], '/');
-  if (parts.size() != 2 || parts[0].empty() || parts[1].empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "bad PFC storm \"", spec, "\": expected HOST/DEVICE@OFFSET, e.g. gpu-node-002/mlx5_3@10s"));
-  }
-  PfcStorm s;
-  s.host = std::string(parts[0]);
-  s.device = std::string(parts[1]);
-  absl::StatusOr<absl::Duration> offset = ParseDuration(at[1]);
-  if (!offset.ok()) return offset.status();
-  s.at = *offset;
-  return s;
-}
-
-absl::StatusOr<PfcDeadlock> ParsePfcDeadlock(absl::string_view spec) {
-  constexpr absl::string_view kFlag = "pfc_deadlock";
-  constexpr absl::string_view kForm =
-      "HOST/DEVICE@OFFSET[:DURATION], e.g. gpu-node-003/mlx5_2@20s:40s";
-  absl::StatusOr<TimedSpec> parts = SplitTimedSpec(kFlag, spec, kForm, 1);
-  if (!parts.ok()) return parts.status();
-  PfcDeadlock d;
-  if (absl::Status s = ParseNicBody(kFlag, spec, kForm, parts->body, d.host, d.device); !s.ok()) {
-    return s;
-  }
-  d.at = parts->at;
-  if (!parts->extras.empty()) {
-    absl::StatusOr<absl::Duration> duration = ParseDuration(parts->extras[0]);
-    if (!duration.ok()) {
-      return SpecError(kFlag, spec,
-                       absl::StrCat("DURATION \"", parts->extras[0], "\": ", duration.status().message()),
-                       kForm);
-    }
-    if (*duration < absl::ZeroDuration()) return SpecError(kFlag, spec, "DURATION is negative", kForm);
-    d.duration = *duration;
-  }
-  return d;
-}
 
 void SwitchFabric::ApplyStorms(absl::Time now, double dt) {
   for (size_t i = 0; i < options_.storms.size(); ++i) {
@@ -93,13 +59,8 @@ void SwitchFabric::ApplyStorms(absl::Time now, double dt) {
       state.next_detect = now + kWatchdogDetection;
       spdlog::info("injected PFC storm: {}/{} -> {} {}", storm.host, storm.device,
                    switches_[k].name, victim.name);
-      absl::Status s = AppendGroundTruth(
-          options_.ground_truth_file,
-          absl::StrFormat("{\"fault\": \"pfc_storm\", \"host\": \"%s\", \"device\": \"%s\", "
-                          "\"switch\": \"%s\", \"port\": \"%s\", \"priority\": %d, "
-                          "\"injected_at_unix_nano\": %d, \"duration_ms\": %d}",
-                          storm.host, storm.device, switches_[k].name, victim.name, kRocePriority,
-                          absl::ToUnixNanos(now), absl::ToInt64Milliseconds(storm.duration)));
+      absl::Status s = storm.truth.Write(options_.ground_truth_file,
+                                         OnPort(now, switches_[k].name, victim.name));
       if (!s.ok()) spdlog::warn("{}", s.message());
     }
     if (storm.duration > absl::ZeroDuration() && now >= start_ + storm.at + storm.duration) {
@@ -115,7 +76,8 @@ void SwitchFabric::ApplyStorms(absl::Time now, double dt) {
       if (&p == &victim || !p.up) continue;
       const uint64_t relayed = DrawCount(rng_, options_.relay_pause_rate * dt);
       p.c.out_pfc[kRocePriority] += relayed;
-      if (p.uplink) switches_[p.peer_switch].ports[p.peer_port_index].c.in_pfc[kRocePriority] += relayed;
+      if (p.uplink)
+        switches_[p.peer_switch].ports[p.peer_port_index].c.in_pfc[kRocePriority] += relayed;
     }
     if (now >= state.began + options_.spine_relay_delay) SpreadThroughSpines(k, dt);
     if (now >= state.next_detect) {
@@ -164,13 +126,8 @@ void SwitchFabric::ApplyDeadlocks(absl::Time now, double dt) {
       p.queue_stuck[kRocePriority] = true;
       spdlog::info("injected PFC deadlock: {}/{} <-> {} {} queue {}", d.host, d.device,
                    switches_[k].name, p.name, kRocePriority);
-      absl::Status s = AppendGroundTruth(
-          options_.ground_truth_file,
-          absl::StrFormat("{\"fault\": \"pfc_deadlock\", \"host\": \"%s\", \"device\": \"%s\", "
-                          "\"switch\": \"%s\", \"interface\": \"%s\", \"queue\": %d, "
-                          "\"injected_at_unix_nano\": %d, \"duration_ms\": %d}",
-                          d.host, d.device, switches_[k].name, p.name, kRocePriority,
-                          absl::ToUnixNanos(now), absl::ToInt64Milliseconds(d.duration)));
+      absl::Status s =
+          d.truth.Write(options_.ground_truth_file, OnPort(now, switches_[k].name, p.name));
       if (!s.ok()) spdlog::warn("{}", s.message());
     }
     if (d.duration > absl::ZeroDuration() && now >= start_ + d.at + d.duration) {

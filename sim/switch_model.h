@@ -74,13 +74,14 @@ struct SimSwitch {
   uint64_t counters_version = 0, state_version = 0;
 };
 
-// --pfc_storm=HOST/DEVICE@OFFSET: the NIC sends pause frames on priority 3 without end.
+// A PFC storm: the NIC sends pause frames on priority 3 without end, from `at` for `duration`
+// (0: to the end).
 struct PfcStorm {
   std::string host, device;
   absl::Duration at;
   absl::Duration duration = absl::Seconds(30);
+  FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
 };
-absl::StatusOr<PfcStorm> ParsePfcStorm(absl::string_view spec);
 
 // --lldp_miswire=SWITCH/PORT: that port's LLDP neighbour is another host than the plan says.
 struct LldpMiswire {
@@ -95,11 +96,11 @@ std::string SwitchPortName(Dialect d, int index);
 // leaf-r<k>, host i (1-based) on panel position i-1), or, with hosts_per_leaf N, rail groups
 // of N hosts (host i in group g = (i-1)/N plugs NIC k into leaf-g<g>-r<k>, panel position
 // (i-1)%N); optional spines (leaf uplink s, at panel position N+s (hosts+s without groups),
-// goes to spine-<s> at the position of the leaf's index, leaves counted group by group). Switch counters follow the NICs'
-// traffic (SysfsFabric::ReadTraffic: bytes, packets, priority, link state, a NIC gone,
-// corrupted frames), flaps (oper-status, carrier transitions), ECN marking,
-// benign PFC pauses, and the injected PFC storms and ECN misconfigurations. Thread-safe: the simulator's tick updates it while the
-// gNMI servers read it.
+// goes to spine-<s> at the position of the leaf's index, leaves counted group by group). Switch
+// counters follow the NICs' traffic (SysfsFabric::ReadTraffic: bytes, packets, priority, link
+// state, a NIC gone, corrupted frames), flaps (oper-status, carrier transitions), ECN marking,
+// benign PFC pauses, and the injected PFC storms and ECN misconfigurations. Thread-safe: the
+// simulator's tick updates it while the gNMI servers read it.
 class SwitchFabric {
  public:
   struct Options {

@@ -5,19 +5,19 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <tuple>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "common/text.h"
 #include "common/logging.h"
+#include "common/text.h"
 #include "sim/host_faults.h"
 #include "sim/job_failures.h"
 #include "sim/nccl_log_writer.h"
@@ -73,7 +73,8 @@ size_t SpareFileDescriptors() {
   }
   size_t open = 0;
   std::error_code ec;
-  for (fs::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end; it.increment(ec)) ++open;
+  for (fs::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end; it.increment(ec))
+    ++open;
   return limit.rlim_cur > open ? limit.rlim_cur - open : 0;
 }
 
@@ -83,8 +84,9 @@ absl::StatusOr<LinkFlap> ParseLinkFlap(absl::string_view spec) {
   if (at.size() == 2) parts = absl::StrSplit(at[0], '/');
   LinkFlap f;
   if (parts.size() != 3 || !absl::SimpleAtoi(parts[2], &f.port)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "bad flap \"", spec, "\": expected HOST/DEVICE/PORT@OFFSET, e.g. gpu-node-003/mlx5_5/1@8s"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad flap \"", spec,
+                     "\": expected HOST/DEVICE/PORT@OFFSET, e.g. gpu-node-003/mlx5_5/1@8s"));
   }
   f.host = std::string(parts[0]);
   f.device = std::string(parts[1]);
@@ -108,6 +110,17 @@ absl::Status AppendGroundTruth(const std::string& file, std::string_view json_li
   out << json_line << "\n";
   if (!out) return absl::UnavailableError("cannot append to " + file);
   return absl::OkStatus();
+}
+
+absl::Status FaultTruth::Write(const std::string& file, const FaultStarted& started) const {
+  if (line == nullptr) return absl::OkStatus();
+  return AppendGroundTruth(file, line(started));
+}
+
+FaultStarted StartedAt(absl::Time now) {
+  FaultStarted started;
+  started.now = now;
+  return started;
 }
 
 std::string JsonString(std::string_view text) {
@@ -195,16 +208,16 @@ absl::Status CreatePciFunction(const fs::path& root, const fs::path& rdma_dev,
   if (ec) return absl::UnavailableError(absl::StrCat(function.string(), ": ", ec.message()));
   // Relative links, so the tree still resolves after the staging directory is renamed.
   fs::create_symlink("../../../bus/pci/drivers/mlx5_core", function / "driver", ec);
-  fs::create_symlink(fs::path("../../..") / "devices" / "pci0000:00" / address,
-                     rdma_dev / "device", ec);
+  fs::create_symlink(fs::path("../../..") / "devices" / "pci0000:00" / address, rdma_dev / "device",
+                     ec);
   if (ec) return absl::UnavailableError(absl::StrCat(rdma_dev.string(), ": ", ec.message()));
   if (absl::Status s = WriteStatic(function / "numa_node", nic < nics / 2 ? "0\n" : "1\n");
       !s.ok()) {
     return s;
   }
   for (int gid = 0; gid < 2; ++gid) {
-    if (absl::Status s = WriteStatic(port_dir / "gid_attrs" / "ndevs" / std::to_string(gid),
-                                     netdev + "\n");
+    if (absl::Status s =
+            WriteStatic(port_dir / "gid_attrs" / "ndevs" / std::to_string(gid), netdev + "\n");
         !s.ok()) {
       return s;
     }
@@ -230,7 +243,8 @@ absl::Status CreateNetdev(const TreePaths& tree, NicPort& port) {
   }
   // As of a link that came up once at boot; SetUp keeps them from here.
   for (auto [member, name, content] :
-       {std::tuple{&port.carrier, "carrier", "1\n"}, std::tuple{&port.operstate, "operstate", "up\n"},
+       {std::tuple{&port.carrier, "carrier", "1\n"},
+        std::tuple{&port.operstate, "operstate", "up\n"},
         std::tuple{&port.carrier_changes, "carrier_changes", "1\n"},
         std::tuple{&port.carrier_up, "carrier_up_count", "1\n"},
         std::tuple{&port.carrier_down, "carrier_down_count", "0\n"}}) {
@@ -267,8 +281,9 @@ absl::Status SysfsFabric::Create(absl::Time start) {
       job_of_host_[h] = static_cast<int>(j);
     }
   }
-  const int groups =
-      options_.hosts_per_leaf > 0 ? (options_.hosts + options_.hosts_per_leaf - 1) / options_.hosts_per_leaf : 1;
+  const int groups = options_.hosts_per_leaf > 0
+                         ? (options_.hosts + options_.hosts_per_leaf - 1) / options_.hosts_per_leaf
+                         : 1;
   leaf_marking_.assign(groups * options_.nics_per_host, 1.0);
   flap_started_.assign(options_.flaps.size(), false);
   flap_ended_.assign(options_.flaps.size(), false);
@@ -276,7 +291,8 @@ absl::Status SysfsFabric::Create(absl::Time start) {
   job_burst_.assign(options_.jobs.size(), 1.0);
   job_burst_until_.assign(options_.jobs.size(), start);
   progress_ = std::make_unique<FaultProgress>(options_);
-  for (const StormingNic& x : options_.storms) progress_->storm_port.push_back(Find(x.host, x.device));
+  for (const StormingNic& x : options_.storms)
+    progress_->storm_port.push_back(Find(x.host, x.device));
   for (const PfcDeadlock& x : options_.deadlocks) {
     progress_->deadlock_port.push_back(Find(x.host, x.device));
   }
@@ -334,10 +350,10 @@ absl::Status SysfsFabric::CreateHost(int h) {
     (*port)[kPortXmitData] = rng_() % (uint64_t{1} << 40);
     (*port)[kPortRcvData] = rng_() % (uint64_t{1} << 40);
     for (int i = 0; i < kSysfsCounterCount; ++i) {
-      if (absl::Status s = OpenSimFile(tree, port_dir / kSysfsCounterNames[i],
-                                       absl::StrCat(port->counters[i], "\n"), port->files[i],
-                                       (keep_open && IsHotCounter(i)) ||
-                                           (keep_busy_open && IsBusyCounter(i)));
+      if (absl::Status s =
+              OpenSimFile(tree, port_dir / kSysfsCounterNames[i],
+                          absl::StrCat(port->counters[i], "\n"), port->files[i],
+                          (keep_open && IsHotCounter(i)) || (keep_busy_open && IsBusyCounter(i)));
           !s.ok()) {
         return s;
       }
@@ -348,9 +364,8 @@ absl::Status SysfsFabric::CreateHost(int h) {
     port->eth.tx_rdma_bytes = port->eth.tx_prio_bytes[kRocePriority];
     port->eth.rx_rdma_bytes = port->eth.rx_prio_bytes[kRocePriority];
     // A healthy PAM4 link's FEC corrects some bits all the time, a little more on some links.
-    port->fec_corrected_bits_per_s =
-        std::uniform_real_distribution<double>(kHealthyCorrectedBitsPerSecond / 2,
-                                               kHealthyCorrectedBitsPerSecond * 2)(rng_);
+    port->fec_corrected_bits_per_s = std::uniform_real_distribution<double>(
+        kHealthyCorrectedBitsPerSecond / 2, kHealthyCorrectedBitsPerSecond * 2)(rng_);
     const std::string rate = RateText(options_.link_gbps);
     for (auto [member, fname, content] :
          {std::tuple{&port->state, "state", std::string_view("4: ACTIVE\n")},
@@ -370,7 +385,8 @@ absl::Status SysfsFabric::CreateHost(int h) {
   }
   std::error_code ec;
   fs::rename(staging, HostRoot(host), ec);
-  if (ec) return absl::UnavailableError(absl::StrCat("rename to ", HostRoot(host), ": ", ec.message()));
+  if (ec)
+    return absl::UnavailableError(absl::StrCat("rename to ", HostRoot(host), ": ", ec.message()));
   return absl::OkStatus();
 }
 
@@ -431,15 +447,7 @@ absl::Status SysfsFabric::ApplyFlaps(absl::Time now) {
       flap_started_[i] = true;
       if (p->gone) continue;
       if (absl::Status s = p->SetUp(false); !s.ok()) return s;
-      const std::string repeat =
-          f.of > 0 ? absl::StrFormat(", \"repeat\": %d, \"of\": %d", f.repeat, f.of) : "";
-      if (absl::Status s = AppendGroundTruth(
-              options_.ground_truth_file,
-              absl::StrFormat("{\"fault\": \"link_flap\", \"host\": \"%s\", \"device\": \"%s\", "
-                              "\"port\": \"%d\", \"injected_at_unix_nano\": %d, \"down_for_ms\": %d%s}",
-                              f.host, f.device, f.port, absl::ToUnixNanos(now),
-                              absl::ToInt64Milliseconds(f.down_for), repeat));
-          !s.ok()) {
+      if (absl::Status s = f.truth.Write(options_.ground_truth_file, StartedAt(now)); !s.ok()) {
         return s;
       }
       spdlog::info("injected link flap: {}/{} port {} down", f.host, f.device, f.port);

@@ -11,6 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "sim/fault_specs.h"
+#include "sim/fault_truth.h"
 #include "sim/traffic_model.h"
 
 namespace railwatch::sim {
@@ -46,10 +47,11 @@ struct LinkFlap {
   std::string host;
   std::string device;
   int port = 1;
-  absl::Duration at;                            // after the simulation starts
+  absl::Duration at;  // after the simulation starts
   absl::Duration down_for = absl::Milliseconds(300);
   // One of a --flap_repeat series: flap `repeat` (1-based) of `of`; 0 for a lone --flap.
   int repeat = 0, of = 0;
+  FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
 };
 
 // Parses HOST/DEVICE/PORT@OFFSET, e.g. gpu-node-003/mlx5_5/1@8s.
@@ -58,8 +60,6 @@ absl::StatusOr<LinkFlap> ParseLinkFlap(absl::string_view spec);
 // The flaps of a --flap_repeat: COUNT flaps, one every PERIOD, each down for `down_for`.
 std::vector<LinkFlap> ExpandRepeatedFlap(const RepeatedFlap& r, absl::Duration down_for);
 
-// Appends one JSON line to the ground-truth file (nothing when `file` is empty).
-absl::Status AppendGroundTruth(const std::string& file, std::string_view json_line);
 // `text` as a JSON string literal, quotes included.
 std::string JsonString(std::string_view text);
 
@@ -72,16 +72,16 @@ struct NicTraffic {
   // RoCE packets the NIC received with ECN CE set (np_ecn_marked_roce_packets): the marks its
   // leaf port's egress queue made.
   uint64_t ecn_marked = 0;
-  // The priority the NIC's RoCE traffic leaves on: 3 (kRocePriority), 0 under --wrong_priority.
+  // The priority the NIC's RoCE traffic leaves on: 3 (kRocePriority), 0 when its host lost its QoS.
   int priority = 3;
-  // The device left the host (--nic_gone): its leaf port is down for good.
+  // The device left the host (a NIC gone): its leaf port is down for good.
   bool gone = false;
-  // Packets the link corrupted so far on their way to the leaf (--ber): the leaf port's
+  // Packets the link corrupted so far on their way to the leaf (bit errors): the leaf port's
   // in-errors.
   uint64_t corrupted_packets = 0;
 };
 
-// The host side of a --pfc_storm (the switch side has the parsed PfcStorm): from `at`, for
+// The host side of a PFC storm (the switch side has the PfcStorm): from `at`, for
 // `duration` (0: to the end), the NIC sends pause frames on priority 3 without end.
 struct StormingNic {
   std::string host, device;

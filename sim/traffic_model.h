@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "sim/fault_truth.h"
 
 namespace railwatch::sim {
 
@@ -32,6 +33,7 @@ struct NicDegrade {
   std::string host, device;
   absl::Duration at;
   double factor = 0.5;
+  FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
 };
 absl::StatusOr<NicDegrade> ParseDegrade(absl::string_view spec);
 
@@ -43,7 +45,8 @@ struct EcnMisconfig {
   int rail = 0;
   absl::Duration at;
   double threshold_offset_kb = 3;
-  int group = 0;  // last, so that {name, rail, at, kb} initialisers keep their meaning
+  int group = 0;          // after kb, so that {name, rail, at, kb} initialisers keep their meaning
+  FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
 };
 absl::StatusOr<EcnMisconfig> ParseEcnMisconfig(absl::string_view spec);
 // leaf-r<rail> -> group 0, or leaf-g<group>-r<rail>; false for any other name.

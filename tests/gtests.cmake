@@ -25,10 +25,12 @@ add_executable(railwatch_unit_tests
   unit/playbook_test.cc
   unit/rdma_sysfs_collector_test.cc
   unit/series_store_test.cc
+  unit/sim_kinds_truth.cc
   unit/sysfs_fabric_test.cc
   unit/topology_test.cc)
 target_link_libraries(railwatch_unit_tests PRIVATE
-  railwatch_test_support railwatch_collectors railwatch_lldp_neighbors railwatch_engine railwatch_sim railwatch_store
+  railwatch_test_support railwatch_collectors railwatch_lldp_neighbors railwatch_engine
+  railwatch_sim railwatch_sim_scenarios railwatch_store
   railwatch_topology railwatch_fabric
   GTest::gtest_main GTest::gmock)
 gtest_discover_tests(railwatch_unit_tests DISCOVERY_TIMEOUT 60)
@@ -251,13 +253,13 @@ gtest_discover_tests(railwatch_gnmi_decode_tests DISCOVERY_TIMEOUT 60)
 # and the host-side faults, on a fake clock.
 add_executable(railwatch_sim_host_tests
   unit/sim_host/sim_ethtool_test.cc
-  unit/sim_host/sim_fault_specs_test.cc
   unit/sim_host/sim_healthy_test.cc
   unit/sim_host/sim_host_faults_test.cc
   unit/sim_host/sim_host_util.cc
-  unit/sim_host/sim_nccl_logs_test.cc)
+  unit/sim_host/sim_nccl_logs_test.cc
+  unit/sim_kinds_truth.cc)
 target_link_libraries(railwatch_sim_host_tests PRIVATE
-  railwatch_test_support railwatch_sim railwatch_logs nlohmann_json::nlohmann_json
+  railwatch_test_support railwatch_sim railwatch_sim_scenarios railwatch_logs nlohmann_json::nlohmann_json
   GTest::gtest_main GTest::gmock)
 gtest_discover_tests(railwatch_sim_host_tests DISCOVERY_TIMEOUT 60)
 
@@ -271,9 +273,10 @@ add_executable(railwatch_sim_gnmi_tests
   unit/sim_gnmi/switch_faults_test.cc
   unit/sim_gnmi/switch_groups_test.cc
   unit/sim_gnmi/switch_nic_inputs_test.cc
-  unit/sim_gnmi/switch_model_test.cc)
+  unit/sim_gnmi/switch_model_test.cc
+  unit/sim_kinds_truth.cc)
 target_link_libraries(railwatch_sim_gnmi_tests PRIVATE
-  railwatch_test_support railwatch_sim_switches railwatch_topology nlohmann_json::nlohmann_json
+  railwatch_test_support railwatch_sim_switches railwatch_sim_scenarios railwatch_topology nlohmann_json::nlohmann_json
   yaml-cpp GTest::gtest_main)
 gtest_discover_tests(railwatch_sim_gnmi_tests DISCOVERY_TIMEOUT 60)
 
@@ -314,6 +317,7 @@ gtest_discover_tests(cli_commands_test TEST_PREFIX cli. DISCOVERY_TIMEOUT 60
 # mistake, the programs' command lines, scoring on hand-written ground truth and diagnoses, the table and the JSON, the --live lines.
 # ctest -R '^scenario\.'
 add_executable(railwatch_scenario_tests
+  unit/fault_flags_test.cc
   unit/fault_kinds_test.cc
   unit/scenario_flags_test.cc
   unit/scenario_live_test.cc

@@ -1,8 +1,12 @@
 // bit_errors: the link stays up but corrupts bits (symbol, CRC and FEC errors, link error
 // recoveries; in-errors on the leaf port facing it).
+#include <cmath>
+
 #include "absl/flags/flag.h"
+#include "absl/strings/str_format.h"
 #include "sim/fault_kinds.h"
 #include "sim/fault_specs.h"
+#include "sim/spec_parsing.h"
 
 ABSL_FLAG(std::vector<std::string>, ber, {},
           "links with bit errors, HOST/DEVICE@OFFSET[:PER_MINUTE] (symbol errors a minute, "
@@ -27,14 +31,17 @@ class BitErrorsFault : public FaultKind {
   }
   std::vector<std::string> FlagValues() const override { return absl::GetFlag(FLAGS_ber); }
   absl::StatusOr<ScenarioFault> ParseFlag(absl::string_view spec) const override {
-    absl::StatusOr<BitErrors> b = ParseBitErrors(spec);
-    if (!b.ok()) return b.status();
-    ScenarioFault f = NewFault(b->host, b->device, b->at);
-    f.per_minute = b->per_minute;
-    return f;
+    return Own(ParseNicFault<ScenarioFault>(
+        "ber", spec, "HOST/DEVICE@OFFSET[:PER_MINUTE], e.g. gpu-node-004/mlx5_2@20s:120",
+        &ScenarioFault::per_minute, [](double v) { return v > 0 && std::isfinite(v); },
+        "PER_MINUTE (symbol errors a minute) must be above 0"));
   }
   absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
-    sim.hosts.bit_errors.push_back({f.host, f.device, f.at, f.per_minute});
+    sim.hosts.bit_errors.push_back(
+        {f.host, f.device, f.at, f.per_minute, Truth([this, f](const FaultStarted& s) {
+           return TruthLine(absl::StrFormat("%s, \"per_minute\": %g", NicFields(f), f.per_minute),
+                            s.now);
+         })});
     return absl::OkStatus();
   }
 };

@@ -5,6 +5,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "sim/fault_kinds.h"
 #include "sim/scenario.h"
 #include "sim/traffic_model.h"
@@ -56,10 +57,22 @@ class EcnMisconfigFault : public FaultKind {
     m.at = f.at;
     m.threshold_offset_kb = f.offset_kb;
     if (!ParseLeafName(f.switch_name, m.group, m.rail)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "ecn_misconfig: ", f.switch_name, " is not a leaf, leaf-r<rail> or leaf-g<group>-r<rail>"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("ecn_misconfig: ", f.switch_name,
+                       " is not a leaf, leaf-r<rail> or leaf-g<group>-r<rail>"));
     }
+    // The hosts' model plays it (the marking share its flows see) and writes its line.
+    m.truth = Truth([this, f](const FaultStarted& s) {
+      const double share = EcnMarkingShare(f.offset_kb);
+      return TruthLine(
+          absl::StrFormat("\"switch\": \"%s\", \"queue\": %d, \"threshold_offset_kb\": "
+                          "%g, \"marking_share\": %g, \"throughput_share\": %g",
+                          f.switch_name, kRocePriority, f.offset_kb, share,
+                          ThroughputUnderMarking(share)),
+          s.now);
+    });
     sim.hosts.ecn_misconfigs.push_back(m);
+    m.truth = FaultTruth();
     sim.switches.ecn_misconfigs.push_back(m);
     return absl::OkStatus();
   }

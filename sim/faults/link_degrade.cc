@@ -1,5 +1,6 @@
 // link_degrade: a link renegotiates to FACTOR of its speed; the NIC's traffic follows.
 #include "absl/flags/flag.h"
+#include "absl/strings/str_format.h"
 #include "sim/fault_kinds.h"
 #include "sim/traffic_model.h"
 
@@ -34,8 +35,15 @@ class LinkDegradeFault : public FaultKind {
     f.factor = d->factor;
     return f;
   }
+  // Its line gives the rate the link renegotiated to, from the NIC's full speed.
   absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
-    sim.hosts.degrades.push_back({f.host, f.device, f.at, f.factor});
+    sim.hosts.degrades.push_back(
+        {f.host, f.device, f.at, f.factor, Truth([this, f](const FaultStarted& s) {
+           return TruthLine(
+               absl::StrFormat("%s, \"port\": \"1\", \"factor\": %g, \"rate_gbps\": %g",
+                               NicFields(f), f.factor, s.link_gbps * f.factor),
+               s.now);
+         })});
     return absl::OkStatus();
   }
 };

@@ -1,13 +1,29 @@
 // link_flap: a port goes down for `down_for` and comes back.
 #include "absl/flags/flag.h"
+#include "absl/strings/str_format.h"
 #include "sim/fault_kinds.h"
 
 ABSL_FLAG(std::vector<std::string>, flap, {},
           "link flaps to inject, HOST/DEVICE/PORT@OFFSET (comma-separated or repeated), e.g. "
           "gpu-node-003/mlx5_5/1@8s");
-ABSL_FLAG(absl::Duration, flap_down_for, absl::Milliseconds(300), "how long a flapped link stays down");
+ABSL_FLAG(absl::Duration, flap_down_for, absl::Milliseconds(300),
+          "how long a flapped link stays down");
 
 namespace railwatch::sim {
+
+// A flap's ground truth, for both flap kinds (the flaps of a series also say their place in
+// the series).
+FaultTruth LinkFlapTruth(const FaultKind& kind, const LinkFlap& flap) {
+  return kind.Truth([&kind, flap](const FaultStarted& s) {
+    const std::string repeat =
+        flap.of > 0 ? absl::StrFormat(", \"repeat\": %d, \"of\": %d", flap.repeat, flap.of) : "";
+    return absl::StrFormat(
+        "{\"fault\": \"%s\", \"host\": \"%s\", \"device\": \"%s\", \"port\": \"%d\", "
+        "\"injected_at_unix_nano\": %d, \"down_for_ms\": %d%s}",
+        kind.truth_kind, flap.host, flap.device, flap.port, absl::ToUnixNanos(s.now),
+        absl::ToInt64Milliseconds(flap.down_for), repeat);
+  });
+}
 
 class LinkFlapFault : public FaultKind {
  public:
@@ -35,7 +51,9 @@ class LinkFlapFault : public FaultKind {
     return f;
   }
   absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
-    sim.hosts.flaps.push_back({f.host, f.device, f.port, f.at, f.down_for});
+    LinkFlap flap{f.host, f.device, f.port, f.at, f.down_for};
+    flap.truth = LinkFlapTruth(*this, flap);
+    sim.hosts.flaps.push_back(std::move(flap));
     return absl::OkStatus();
   }
 };

@@ -5,6 +5,7 @@
 #include "sim/fault_kinds.h"
 #include "sim/fault_specs.h"
 #include "sim/scenario.h"
+#include "sim/spec_parsing.h"
 
 ABSL_FLAG(std::vector<std::string>, nccl_error, {},
           "NCCL failures of a host's ranks with no fabric cause, HOST@OFFSET[:KIND], KIND "
@@ -36,16 +37,28 @@ class NcclErrorFault : public FaultKind {
     }
   }
   std::vector<std::string> FlagValues() const override { return absl::GetFlag(FLAGS_nccl_error); }
+  // HOST@OFFSET[:timeout|ib_completion].
   absl::StatusOr<ScenarioFault> ParseFlag(absl::string_view spec) const override {
-    absl::StatusOr<NcclError> e = ParseNcclError(spec);
-    if (!e.ok()) return e.status();
-    ScenarioFault f = NewFault(e->host, "", e->at);
-    f.error = e->kind;
+    constexpr absl::string_view kFlag = "nccl_error";
+    constexpr absl::string_view kForm =
+        "HOST@OFFSET[:timeout|ib_completion], e.g. gpu-node-001@15s:ib_completion";
+    absl::StatusOr<TimedSpec> parts = ParseHostSpec(kFlag, spec, kForm, 1);
+    if (!parts.ok()) return parts.status();
+    ScenarioFault f = NewFault(std::string(parts->body), "", parts->at);
+    if (!parts->extras.empty()) {
+      if (parts->extras[0] != "timeout" && parts->extras[0] != "ib_completion") {
+        return SpecError(
+            kFlag, spec,
+            absl::StrCat("KIND \"", parts->extras[0], "\" is neither timeout nor ib_completion"),
+            kForm);
+      }
+      f.error = std::string(parts->extras[0]);
+    }
     return f;
   }
-  // The job's NCCL log gets the rank's error (sim/job_failures.h), which writes the ground truth.
+  // The jobs' failures write its ground truth as they write its NCCL errors (sim/job_failures.h).
   absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
-    sim.hosts.nccl_errors.push_back({f.host, f.at, f.error});
+    sim.hosts.nccl_errors.push_back({f.host, f.at, f.error, Truth(nullptr)});
     return absl::OkStatus();
   }
 };

@@ -3,6 +3,7 @@
 #include "absl/flags/flag.h"
 #include "sim/fault_kinds.h"
 #include "sim/fault_specs.h"
+#include "sim/spec_parsing.h"
 
 ABSL_FLAG(std::vector<std::string>, nic_gone, {},
           "NICs that leave their host (sysfs device, netdev and ethtool dump removed), "
@@ -24,12 +25,14 @@ class NicGoneFault : public FaultKind {
 
   std::vector<std::string> FlagValues() const override { return absl::GetFlag(FLAGS_nic_gone); }
   absl::StatusOr<ScenarioFault> ParseFlag(absl::string_view spec) const override {
-    absl::StatusOr<NicGone> g = ParseNicGone(spec);
-    if (!g.ok()) return g.status();
-    return NewFault(g->host, g->device, g->at);
+    return Own(ParseNicFault<ScenarioFault>("nic_gone", spec,
+                                            "HOST/DEVICE@OFFSET, e.g. gpu-node-001/mlx5_0@15s"));
   }
+  // Its rank's IB completion errors that follow name it as their cause (sim/job_failures.h).
   absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
-    sim.hosts.nics_gone.push_back({f.host, f.device, f.at});
+    sim.hosts.nics_gone.push_back({f.host, f.device, f.at, Truth([this, f](const FaultStarted& s) {
+                                     return TruthLine(NicFields(f), s.now);
+                                   })});
     return absl::OkStatus();
   }
 };

@@ -1,8 +1,12 @@
 // packet_loss: the path through a NIC loses packets (out-of-sequence, sequence errors, ACK
 // timeouts, retransmissions rise).
+#include <cmath>
+
 #include "absl/flags/flag.h"
+#include "absl/strings/str_format.h"
 #include "sim/fault_kinds.h"
 #include "sim/fault_specs.h"
+#include "sim/spec_parsing.h"
 
 ABSL_FLAG(std::vector<std::string>, packet_loss, {},
           "NICs whose path loses packets, HOST/DEVICE@OFFSET[:PER_SECOND] (out-of-sequence "
@@ -28,14 +32,17 @@ class PacketLossFault : public FaultKind {
   }
   std::vector<std::string> FlagValues() const override { return absl::GetFlag(FLAGS_packet_loss); }
   absl::StatusOr<ScenarioFault> ParseFlag(absl::string_view spec) const override {
-    absl::StatusOr<PacketLoss> l = ParsePacketLoss(spec);
-    if (!l.ok()) return l.status();
-    ScenarioFault f = NewFault(l->host, l->device, l->at);
-    f.per_second = l->per_second;
-    return f;
+    return Own(ParseNicFault<ScenarioFault>(
+        "packet_loss", spec, "HOST/DEVICE@OFFSET[:PER_SECOND], e.g. gpu-node-002/mlx5_3@15s:500",
+        &ScenarioFault::per_second, [](double v) { return v > 0 && std::isfinite(v); },
+        "PER_SECOND (out-of-sequence packets a second) must be above 0"));
   }
   absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
-    sim.hosts.packet_losses.push_back({f.host, f.device, f.at, f.per_second});
+    sim.hosts.packet_losses.push_back(
+        {f.host, f.device, f.at, f.per_second, Truth([this, f](const FaultStarted& s) {
+           return TruthLine(absl::StrFormat("%s, \"per_second\": %g", NicFields(f), f.per_second),
+                            s.now);
+         })});
     return absl::OkStatus();
   }
 };

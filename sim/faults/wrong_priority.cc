@@ -1,8 +1,10 @@
 // wrong_priority: a host's RoCE traffic leaves on priority 0 instead of 3 (QoS lost on
 // reboot); its leaf ports count it in queue 0.
 #include "absl/flags/flag.h"
+#include "absl/strings/str_format.h"
 #include "sim/fault_kinds.h"
 #include "sim/fault_specs.h"
+#include "sim/spec_parsing.h"
 
 ABSL_FLAG(std::vector<std::string>, wrong_priority, {},
           "hosts whose RoCE traffic leaves on priority 0 instead of 3, HOST@OFFSET. Repeatable");
@@ -25,12 +27,16 @@ class WrongPriorityFault : public FaultKind {
     return absl::GetFlag(FLAGS_wrong_priority);
   }
   absl::StatusOr<ScenarioFault> ParseFlag(absl::string_view spec) const override {
-    absl::StatusOr<WrongPriority> w = ParseWrongPriority(spec);
-    if (!w.ok()) return w.status();
-    return NewFault(w->host, "", w->at);
+    absl::StatusOr<TimedSpec> parts =
+        ParseHostSpec("wrong_priority", spec, "HOST@OFFSET, e.g. gpu-node-006@20s", 0);
+    if (!parts.ok()) return parts.status();
+    return NewFault(std::string(parts->body), "", parts->at);
   }
   absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {
-    sim.hosts.wrong_priorities.push_back({f.host, f.at});
+    sim.hosts.wrong_priorities.push_back({f.host, f.at, Truth([this, f](const FaultStarted& s) {
+                                            return TruthLine(
+                                                absl::StrFormat("\"host\": \"%s\"", f.host), s.now);
+                                          })});
     return absl::OkStatus();
   }
 };

@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "support/recording_emitter.h"
 #include "support/ttar.h"
+#include "unit/sim_kinds_truth.h"
 
 namespace railwatch::sim {
 namespace sysfs_fabric_test {
@@ -36,12 +37,13 @@ TEST(ParseLinkFlap, Forms) {
 }
 
 TEST(SysfsFabric, TrafficMovesAndFlapIsInjectedWithGroundTruth) {
-  testing::TempDir dir;
+  railwatch::testing::TempDir dir;
   SysfsFabric::Options o;
   o.root = dir.path();
   o.hosts = 2;
   o.flaps.push_back({"gpu-node-002", "mlx5_3", 1, absl::Seconds(5), absl::Milliseconds(300)});
   o.ground_truth_file = dir.path() + "/truth.jsonl";
+  railwatch::sim::testing::GiveKindsTruth(o);
   SysfsFabric fabric(o);
   const absl::Time t0 = absl::FromUnixSeconds(1'800'000'000);
   ASSERT_TRUE(fabric.Create(t0).ok());
@@ -78,7 +80,7 @@ TEST(SysfsFabric, TrafficMovesAndFlapIsInjectedWithGroundTruth) {
 }
 
 TEST(SysfsFabric, TreeReadsLikeARealHostToTheRdmaCollector) {
-  testing::TempDir dir;
+  railwatch::testing::TempDir dir;
   SysfsFabric::Options o;
   o.root = dir.path();
   o.hosts = 1;
@@ -88,7 +90,7 @@ TEST(SysfsFabric, TreeReadsLikeARealHostToTheRdmaCollector) {
 
   FakeClock clock;
   RdmaSysfsCollector collector({fabric.HostRoot("gpu-node-001")}, clock);
-  testing::RecordingEmitter e;
+  railwatch::testing::RecordingEmitter e;
   ASSERT_TRUE(collector.Collect(e).ok());
   EXPECT_EQ(collector.ports(), 8u);
   // NIC 5 -> PCI 0000:68:00.0 on NUMA node 1, netdev enp104s0np0, driver mlx5_core.
@@ -117,7 +119,7 @@ TEST(SysfsFabric, TreeReadsLikeARealHostToTheRdmaCollector) {
 }
 
 TEST(SysfsFabric, UnknownFlapTargetIsRejected) {
-  testing::TempDir dir;
+  railwatch::testing::TempDir dir;
   SysfsFabric::Options o;
   o.root = dir.path();
   o.hosts = 1;
@@ -128,5 +130,5 @@ TEST(SysfsFabric, UnknownFlapTargetIsRejected) {
   EXPECT_NE(std::string(s.message()).find("gpu-node-009/mlx5_0/1"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace sysfs_fabric_test
 }  // namespace railwatch::sim

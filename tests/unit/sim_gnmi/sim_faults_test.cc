@@ -17,6 +17,7 @@
 #include "sim/traffic_model.h"
 #include "support/ttar.h"
 #include "topology/topology.h"
+#include "unit/sim_kinds_truth.h"
 #include "yaml-cpp/yaml.h"
 
 namespace railwatch::sim {
@@ -81,9 +82,12 @@ TEST(TrafficFlags, ValidationNamesTheProblem) {
             std::string::npos);
   EXPECT_NE(message(ValidateTrafficFaults(4, 8, {{"a", 1, 1}, {"a", 2, 2}}, {}, {})).find("twice"),
             std::string::npos);
-  EXPECT_FALSE(ValidateTrafficFaults(4, 8, {}, {{"gpu-node-005", "mlx5_0", absl::Seconds(1)}}, {}).ok());
-  EXPECT_FALSE(ValidateTrafficFaults(4, 8, {}, {{"gpu-node-001", "mlx5_8", absl::Seconds(1)}}, {}).ok());
-  EXPECT_FALSE(ValidateTrafficFaults(4, 8, {}, {{"gpu-node-1", "mlx5_0", absl::Seconds(1)}}, {}).ok());
+  EXPECT_FALSE(
+      ValidateTrafficFaults(4, 8, {}, {{"gpu-node-005", "mlx5_0", absl::Seconds(1)}}, {}).ok());
+  EXPECT_FALSE(
+      ValidateTrafficFaults(4, 8, {}, {{"gpu-node-001", "mlx5_8", absl::Seconds(1)}}, {}).ok());
+  EXPECT_FALSE(
+      ValidateTrafficFaults(4, 8, {}, {{"gpu-node-1", "mlx5_0", absl::Seconds(1)}}, {}).ok());
   EXPECT_FALSE(ValidateTrafficFaults(4, 8, {}, {}, {{"leaf-r8", 8, absl::Seconds(1)}}).ok());
 }
 
@@ -101,13 +105,13 @@ TEST(TrafficModel, MarkingThroughputAndPauseFigures) {
 
 TEST(RepeatedFlags, OccurrencesAreJoinedInPlace) {
   const char* argv[] = {"railwatch-sim", "--root=/tmp/x", "--flap=a@1s", "--hosts=4",
-                        "-flap=a@2s", "--job", "j:1-2", "--flap", "a@3s", "--job=k:3-4",
-                        "--", "--flap=literal"};
-  std::vector<std::string> out = JoinRepeatedFlags(
-      std::size(argv), const_cast<char**>(argv), {"flap", "job"});
-  EXPECT_EQ(out, (std::vector<std::string>{"railwatch-sim", "--root=/tmp/x",
-                                           "--flap=a@1s,a@2s,a@3s", "--hosts=4",
-                                           "--job=j:1-2,k:3-4", "--", "--flap=literal"}));
+                        "-flap=a@2s",    "--job",         "j:1-2",       "--flap",
+                        "a@3s",          "--job=k:3-4",   "--",          "--flap=literal"};
+  std::vector<std::string> out =
+      JoinRepeatedFlags(std::size(argv), const_cast<char**>(argv), {"flap", "job"});
+  EXPECT_EQ(out,
+            (std::vector<std::string>{"railwatch-sim", "--root=/tmp/x", "--flap=a@1s,a@2s,a@3s",
+                                      "--hosts=4", "--job=j:1-2,k:3-4", "--", "--flap=literal"}));
 }
 
 uint64_t ReadCounter(const std::string& path) {
@@ -122,7 +126,8 @@ uint64_t ReadCounter(const std::string& path) {
 std::vector<YAML::Node> GroundTruth(const std::string& file) {
   std::vector<YAML::Node> lines;
   std::ifstream in(file);
-  for (std::string line; std::getline(in, line);) lines.push_back(YAML::Load(line));  // JSON is YAML
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(YAML::Load(line));  // JSON is YAML
   return lines;
 }
 
@@ -152,6 +157,7 @@ class SimFabric {
     o.root = dir + "/sys";
     o.ground_truth_file = dir + "/truth.jsonl";
     nics_ = o.nics_per_host;
+    railwatch::sim::testing::GiveKindsTruth(o, &so);
     nic_ = std::make_unique<SysfsFabric>(o);
     status_ = nic_->Create(kStart);
     if (!status_.ok()) return;
@@ -175,8 +181,8 @@ class SimFabric {
   }
 
   std::string PortDir(int host, int nic) const {
-    return absl::StrCat(dir_, "/sys/", SysfsFabric::HostName(host), "/class/infiniband/mlx5_",
-                        nic, "/ports/1");
+    return absl::StrCat(dir_, "/sys/", SysfsFabric::HostName(host), "/class/infiniband/mlx5_", nic,
+                        "/ports/1");
   }
   uint64_t Counter(int host, int nic, const std::string& name) const {
     return ReadCounter(absl::StrCat(PortDir(host, nic), "/", name));
@@ -197,9 +203,9 @@ class SimFabric {
     std::vector<double> rates;
     for (int h = 1; h <= hosts; ++h) {
       for (int k = 0; k < nics_; ++k) {
-        rates.push_back(static_cast<double>(Counter(h, k, "counters/port_xmit_data") -
-                                            before[rates.size()]) *
-                        4 / absl::ToDoubleSeconds(to - from));
+        rates.push_back(
+            static_cast<double>(Counter(h, k, "counters/port_xmit_data") - before[rates.size()]) *
+            4 / absl::ToDoubleSeconds(to - from));
       }
     }
     return rates;
@@ -243,7 +249,8 @@ TEST(SimJobs, TopologyFileListsTheJobsAndLoads) {
   absl::StatusOr<std::unique_ptr<SwitchFabric>> f = SwitchFabric::Create(so, kStart);
   ASSERT_TRUE(f.ok());
   const std::string path = dir.path() + "/topology.yaml";
-  ASSERT_TRUE(WriteTopologyFile(path, (*f)->switches(), 4, 2, {{"train", 1, 3}, {"eval", 4, 4}}).ok());
+  ASSERT_TRUE(
+      WriteTopologyFile(path, (*f)->switches(), 4, 2, {{"train", 1, 3}, {"eval", 4, 4}}).ok());
   absl::StatusOr<Topology> t = Topology::LoadFile(path);
   ASSERT_TRUE(t.ok()) << t.status();
   ASSERT_EQ(t->jobs().size(), 2u);
@@ -273,7 +280,8 @@ TEST(SimDegrade, RateFileAndTrafficDropToTheFactorWhilePeersKeepTheirs) {
   EXPECT_NEAR(before[5] / before[1], 1.0, 0.05);
   for (int peer : {1, 3, 7}) EXPECT_NEAR(after[5] / after[peer], 0.5, 0.03) << peer;
   for (int other : {0, 1, 2, 3, 4, 6, 7}) {
-    EXPECT_NEAR(after[other] / kLineBytesPerSecond, 0.8, 0.02) << "NIC " << other << " keeps its rate";
+    EXPECT_NEAR(after[other] / kLineBytesPerSecond, 0.8, 0.02)
+        << "NIC " << other << " keeps its rate";
   }
   // The leaf port mirrors the NIC: leaf-r1, host 3 on panel position 2.
   const PortCounters port = f.Port(1, 2);
@@ -281,8 +289,11 @@ TEST(SimDegrade, RateFileAndTrafficDropToTheFactorWhilePeersKeepTheirs) {
   const std::vector<YAML::Node> truth = f.Truth();
   ASSERT_EQ(truth.size(), 1u);
   ExpectTruth(truth[0],
-              {{"fault", "nic_degrade"}, {"host", "gpu-node-003"}, {"device", "mlx5_1"},
-               {"factor", "0.5"}, {"rate_gbps", "200"}},
+              {{"fault", "nic_degrade"},
+               {"host", "gpu-node-003"},
+               {"device", "mlx5_1"},
+               {"factor", "0.5"},
+               {"rate_gbps", "200"}},
               kStart + absl::Seconds(2));
 }
 
@@ -297,7 +308,8 @@ TEST(SimEcn, EveryLeafMarksAndTheNicsAnswerWithCnps) {
       // 0.8 x 50 GB/s x 5 s x 20 marks per GB: about 4000 marks.
       const uint64_t marks = f.Counter(h, k, "hw_counters/np_ecn_marked_roce_packets");
       EXPECT_NEAR(static_cast<double>(marks), 4000, 400) << h << "/" << k;
-      EXPECT_NEAR(static_cast<double>(f.Counter(h, k, "hw_counters/np_cnp_sent")), marks * kCnpsPerMark, 250);
+      EXPECT_NEAR(static_cast<double>(f.Counter(h, k, "hw_counters/np_cnp_sent")),
+                  marks * kCnpsPerMark, 250);
       EXPECT_GT(f.Counter(h, k, "hw_counters/rp_cnp_handled"), 2500u);
       // The leaf's egress queue toward the NIC made those marks.
       EXPECT_EQ(f.Port(k, h - 1).queue_ecn_marked[kRocePriority], marks);
@@ -365,7 +377,9 @@ TEST(SimEcn, MisconfiguredLeafStopsMarkingPausesItsNicsAndSlowsTheJob) {
   const std::vector<YAML::Node> truth = f.Truth();
   ASSERT_EQ(truth.size(), 1u);
   ExpectTruth(truth[0],
-              {{"fault", "ecn_misconfig"}, {"switch", "leaf-r1"}, {"queue", "3"},
+              {{"fault", "ecn_misconfig"},
+               {"switch", "leaf-r1"},
+               {"queue", "3"},
                {"threshold_offset_kb", "3"}},
               kStart + absl::Seconds(5));
 }
@@ -374,7 +388,8 @@ TEST(SimFlaps, FiveFlapsOfOneLinkAreFiveFlapsOnBothEnds) {
   railwatch::testing::TempDir dir;
   SysfsFabric::Options o = Fabric(2, 2);
   for (int i = 0; i < 5; ++i) {
-    o.flaps.push_back({"gpu-node-002", "mlx5_1", 1, absl::Seconds(5 + 10 * i), absl::Milliseconds(300)});
+    o.flaps.push_back(
+        {"gpu-node-002", "mlx5_1", 1, absl::Seconds(5 + 10 * i), absl::Milliseconds(300)});
   }
   SimFabric f(dir.path(), o);
   ASSERT_TRUE(f.status().ok()) << f.status();
@@ -406,13 +421,16 @@ TEST(SimFlaps, OverlappingFlapsOfOneLinkAreRejected) {
   o.root = dir.path();
   o.hosts = 1;
   o.flaps.push_back({"gpu-node-001", "mlx5_0", 1, absl::Seconds(5), absl::Milliseconds(300)});
-  o.flaps.push_back({"gpu-node-001", "mlx5_1", 1, absl::Milliseconds(5100), absl::Milliseconds(300)});
-  o.flaps.push_back({"gpu-node-001", "mlx5_0", 1, absl::Milliseconds(5200), absl::Milliseconds(300)});
+  o.flaps.push_back(
+      {"gpu-node-001", "mlx5_1", 1, absl::Milliseconds(5100), absl::Milliseconds(300)});
+  o.flaps.push_back(
+      {"gpu-node-001", "mlx5_0", 1, absl::Milliseconds(5200), absl::Milliseconds(300)});
   SysfsFabric fabric(o);
   const absl::Status s = fabric.Create(kStart);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(std::string(s.message()).find("flaps of gpu-node-001/mlx5_0/1 at 5s and 5s200ms overlap"),
-            std::string::npos)
+  EXPECT_NE(
+      std::string(s.message()).find("flaps of gpu-node-001/mlx5_0/1 at 5s and 5s200ms overlap"),
+      std::string::npos)
       << s.message();
 }
 
@@ -444,5 +462,5 @@ TEST(SimPfcStorm, PausesReachEveryUplinkOfTheLeafWithinTwoSeconds) {
   for (int p = 0; p < 7; ++p) EXPECT_LT(f.Port(1, p).out_pfc[kRocePriority], 100u) << p;
 }
 
-}  // namespace
+}  // namespace sim_faults_test
 }  // namespace railwatch::sim

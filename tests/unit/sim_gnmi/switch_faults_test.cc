@@ -1,5 +1,5 @@
-// The simulated leaves' PFC faults: --pfc_deadlock (a stuck queue that is no storm) and the
-// PFC storm spreading through the spines.
+// The simulated leaves' PFC faults: a deadlock (a stuck queue that is no storm) and the PFC
+// storm spreading through the spines (their flags' parsers: tests/unit/fault_flags_test.cc).
 #include <fstream>
 #include <string>
 #include <vector>
@@ -8,6 +8,7 @@
 #include "sim/fault_specs.h"
 #include "support/ttar.h"
 #include "unit/sim_gnmi/sim_gnmi_fixture.h"
+#include "unit/sim_kinds_truth.h"
 #include "yaml-cpp/yaml.h"
 
 namespace railwatch::sim::testing {
@@ -16,31 +17,11 @@ namespace switch_faults_test {
 const absl::Time kStart = absl::FromUnixSeconds(1'800'000'000);
 constexpr absl::Duration kTick = absl::Milliseconds(100);
 
-TEST(SwitchFaultFlags, ParsePfcDeadlock) {
-  absl::StatusOr<PfcDeadlock> d = ParsePfcDeadlock("gpu-node-004/mlx5_1@15s");
-  ASSERT_TRUE(d.ok()) << d.status();
-  EXPECT_EQ(d->host, "gpu-node-004");
-  EXPECT_EQ(d->device, "mlx5_1");
-  EXPECT_EQ(d->at, absl::Seconds(15));
-  EXPECT_EQ(d->duration, absl::ZeroDuration()) << "to the end";
-  d = ParsePfcDeadlock("gpu-node-004/mlx5_1@1m:40s");
-  ASSERT_TRUE(d.ok()) << d.status();
-  EXPECT_EQ(d->at, absl::Minutes(1));
-  EXPECT_EQ(d->duration, absl::Seconds(40));
-  for (const char* bad : {"gpu-node-004@15s", "gpu-node-004/mlx5_1", "gpu-node-004/mlx5_1@soon",
-                          "gpu-node-004/mlx5_1@15s:long", "gpu-node-004/mlx5_1@15s:-1s",
-                          "gpu-node-004/mlx5_1@15s:1s:2s", "/mlx5_1@1s"}) {
-    absl::StatusOr<PfcDeadlock> b = ParsePfcDeadlock(bad);
-    ASSERT_FALSE(b.ok()) << bad;
-    EXPECT_NE(std::string(b.status().message()).find("--pfc_deadlock"), std::string::npos) << b.status();
-    EXPECT_NE(std::string(b.status().message()).find("HOST/DEVICE@OFFSET[:DURATION]"), std::string::npos);
-  }
-}
-
 // A switch fabric whose NICs all keep moving 4 GB per 100 ms each way, ticked every 100 ms.
 class Ticked {
  public:
   explicit Ticked(SwitchFabric::Options o) {
+    GiveKindsTruth(o);
     absl::StatusOr<std::unique_ptr<SwitchFabric>> f = SwitchFabric::Create(o, kStart);
     EXPECT_TRUE(f.ok()) << f.status();
     if (f.ok()) fabric_ = std::move(*f);
@@ -50,9 +31,11 @@ class Ticked {
   void RunUntil(absl::Duration t) {
     for (; now_ + kTick <= t; now_ += kTick) {
       ++ticks_;
-      ASSERT_TRUE(fabric_->Update(kStart + now_ + kTick, EveryNic(hosts_, nics_, 4'000'000'000ull * ticks_,
-                                                                   4'000'000'000ull * ticks_))
-                      .ok());
+      ASSERT_TRUE(
+          fabric_
+              ->Update(kStart + now_ + kTick, EveryNic(hosts_, nics_, 4'000'000'000ull * ticks_,
+                                                       4'000'000'000ull * ticks_))
+              .ok());
     }
   }
   PortCounters Port(int sw, int port) const { return CountersOf(*fabric_, sw, port); }
@@ -60,7 +43,8 @@ class Ticked {
   std::vector<std::vector<PortCounters>> All() const {
     std::vector<std::vector<PortCounters>> out(fabric_->switches().size());
     for (size_t s = 0; s < out.size(); ++s) {
-      for (size_t p = 0; p < fabric_->switches()[s].ports.size(); ++p) out[s].push_back(Port(static_cast<int>(s), static_cast<int>(p)));
+      for (size_t p = 0; p < fabric_->switches()[s].ports.size(); ++p)
+        out[s].push_back(Port(static_cast<int>(s), static_cast<int>(p)));
     }
     return out;
   }
@@ -102,7 +86,8 @@ TEST(SwitchDeadlock, QueueThreeSendsNothingAndTheWatchdogHoldsItStormedUntilTheE
   EXPECT_EQ(later.wd_detected[kRocePriority], 1u);
   EXPECT_EQ(later.wd_restored[kRocePriority], 0u);
   EXPECT_TRUE(later.wd_stormed[kRocePriority]);
-  EXPECT_GT(later.queue_dropped[kRocePriority], stuck.queue_dropped[kRocePriority]) << "the watchdog drops";
+  EXPECT_GT(later.queue_dropped[kRocePriority], stuck.queue_dropped[kRocePriority])
+      << "the watchdog drops";
   EXPECT_GT(later.queue_pkts[0], stuck.queue_pkts[0]) << "best effort still flows";
   EXPECT_GT(f.Port(1, 0).queue_pkts[kRocePriority], healthy.queue_pkts[kRocePriority] * 4)
       << "the other ports carry on";
@@ -146,8 +131,10 @@ TEST(SwitchDeadlock, PausesGoBothWaysOnTheLinkAndNoPortLooksLikeAStormSource) {
   const auto after = f.All();
   for (size_t s = 0; s < after.size(); ++s) {
     for (size_t p = 0; p < after[s].size(); ++p) {
-      const double rx = (after[s][p].in_pfc[kRocePriority] - before[s][p].in_pfc[kRocePriority]) / 10.0;
-      const double tx = (after[s][p].out_pfc[kRocePriority] - before[s][p].out_pfc[kRocePriority]) / 10.0;
+      const double rx =
+          (after[s][p].in_pfc[kRocePriority] - before[s][p].in_pfc[kRocePriority]) / 10.0;
+      const double tx =
+          (after[s][p].out_pfc[kRocePriority] - before[s][p].out_pfc[kRocePriority]) / 10.0;
       if (s == 0 && p == 2) {  // leaf-r0, gpu-node-003
         EXPECT_GT(rx, 30) << "the NIC holds the port's queue";
         EXPECT_LT(rx, 100);
@@ -224,7 +211,8 @@ TEST(SwitchStorm, SpreadsThroughTheSpinesToTheOtherLeavesAndPointsOnlyAtItsSourc
       if (s == kLeaf && p == 0) {
         EXPECT_NEAR(rx, 20000, 200);
       } else if (rx > 2000) {
-        ASSERT_GE(port.peer_switch, 0) << sw[s].name << " " << port.name << " receives a storm from a NIC";
+        ASSERT_GE(port.peer_switch, 0)
+            << sw[s].name << " " << port.name << " receives a storm from a NIC";
         EXPECT_TRUE(paused_hard(port.peer_switch)) << sw[s].name << " " << port.name;
       }
       if (s == kLeaf) {
@@ -236,7 +224,8 @@ TEST(SwitchStorm, SpreadsThroughTheSpinesToTheOtherLeavesAndPointsOnlyAtItsSourc
         EXPECT_LT(rx, 2000);
         EXPECT_LT(tx, 10);
       } else if (s < 4) {
-        EXPECT_LT(rx, 10) << sw[s].name << " " << port.name << ": hosts of other leaves are not paused";
+        EXPECT_LT(rx, 10) << sw[s].name << " " << port.name
+                          << ": hosts of other leaves are not paused";
         EXPECT_LT(tx, 10) << sw[s].name << " " << port.name;
       } else if (port.peer_switch == kLeaf) {
         EXPECT_NEAR(rx, 3000, 150) << sw[s].name << " receives the leaf's relay";
@@ -270,9 +259,10 @@ TEST(SwitchNoise, BenignPauseRateIsPerPortAndMayBeZero) {
 // What the switch agent reads from a SONiC leaf: the queues' watchdog fields and packets.
 nlohmann::json SonicQueues(std::unique_ptr<::gnmi::gNMI::Stub> stub,
                            std::unique_ptr<grpc::ClientContext> ctx, const std::string& port) {
-  const ::gnmi::Notification n = Once(P("/COUNTERS/" + port + "/Queues", "COUNTERS_DB"), std::move(stub),
-                                      std::move(ctx));
-  return n.update_size() == 1 ? nlohmann::json::parse(n.update(0).val().json_ietf_val()) : nlohmann::json();
+  const ::gnmi::Notification n =
+      Once(P("/COUNTERS/" + port + "/Queues", "COUNTERS_DB"), std::move(stub), std::move(ctx));
+  return n.update_size() == 1 ? nlohmann::json::parse(n.update(0).val().json_ietf_val())
+                              : nlohmann::json();
 }
 
 TEST_F(SimGnmiTest, DeadlockedSonicQueueIsStormedAndSendsNothing) {
@@ -292,5 +282,5 @@ TEST_F(SimGnmiTest, DeadlockedSonicQueueIsStormedAndSendsNothing) {
   EXPECT_EQ(b["Ethernet4:4"]["PFC_WD_STATUS"], "operational");
 }
 
-}  // namespace
+}  // namespace switch_faults_test
 }  // namespace railwatch::sim::testing

@@ -1,28 +1,23 @@
 // The simulated switches' model, and the targets and topology files written for them.
+#include "sim/switch_model.h"
+
 #include <fstream>
 #include <sstream>
 
-#include "sim/switch_model.h"
-#include "unit/sim_gnmi/sim_gnmi_fixture.h"
+#include "gtest/gtest.h"
 #include "sim/topology_writer.h"
 #include "support/ttar.h"
 #include "topology/lldp_check.h"
 #include "topology/topology.h"
-#include "gtest/gtest.h"
+#include "unit/sim_gnmi/sim_gnmi_fixture.h"
+#include "unit/sim_kinds_truth.h"
 #include "yaml-cpp/yaml.h"
 
 namespace railwatch::sim {
 namespace switch_model_test {
 
-TEST(SwitchFlags, ParseStormsMiswiresAndDialects) {
-  absl::StatusOr<PfcStorm> s = ParsePfcStorm("gpu-node-002/mlx5_3@10s");
-  ASSERT_TRUE(s.ok());
-  EXPECT_EQ(s->host, "gpu-node-002");
-  EXPECT_EQ(s->device, "mlx5_3");
-  EXPECT_EQ(s->at, absl::Seconds(10));
-  EXPECT_FALSE(ParsePfcStorm("gpu-node-002@10s").ok());
-  EXPECT_FALSE(ParsePfcStorm("gpu-node-002/mlx5_3").ok());
-  EXPECT_FALSE(ParsePfcStorm("gpu-node-002/mlx5_3@soon").ok());
+// (--pfc_storm's parser is its kind's: tests/unit/fault_flags_test.cc.)
+TEST(SwitchFlags, ParseMiswiresAndDialects) {
   absl::StatusOr<LldpMiswire> m = ParseLldpMiswire("leaf-r2/Ethernet8");
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->switch_name, "leaf-r2");
@@ -37,7 +32,8 @@ TEST(SwitchFlags, ParseStormsMiswiresAndDialects) {
 }
 
 std::unique_ptr<SwitchFabric> Build(SwitchFabric::Options o) {
-  absl::StatusOr<std::unique_ptr<SwitchFabric>> f = SwitchFabric::Create(o, absl::FromUnixSeconds(1'800'000'000));
+  absl::StatusOr<std::unique_ptr<SwitchFabric>> f =
+      SwitchFabric::Create(o, absl::FromUnixSeconds(1'800'000'000));
   EXPECT_TRUE(f.ok()) << f.status();
   return f.ok() ? std::move(*f) : nullptr;
 }
@@ -83,7 +79,9 @@ std::vector<NicTraffic> Traffic(int hosts, int nics, uint64_t bytes) {
   return testing::EveryNic(hosts, nics, bytes, bytes / 2);
 }
 
-PortCounters Counters(const SwitchFabric& f, int sw, int port) { return testing::CountersOf(f, sw, port); }
+PortCounters Counters(const SwitchFabric& f, int sw, int port) {
+  return testing::CountersOf(f, sw, port);
+}
 
 TEST(SwitchFabric, PortsMirrorTheirNicsAndUplinksCarryAShare) {
   SwitchFabric::Options o;
@@ -120,7 +118,8 @@ TEST(SwitchFabric, FlapsCountCarrierTransitionsAndTheSameSeedGivesTheSameCounter
   for (int i = 1; i <= 50; ++i) {
     std::vector<NicTraffic> t = Traffic(2, 2, 1'000'000ull * i);
     t[3].up = i < 10 || i > 12;  // gpu-node-002/mlx5_1 flaps
-    for (auto* f : {a.get(), b.get(), c.get()}) ASSERT_TRUE(f->Update(t0 + absl::Seconds(i), t).ok());
+    for (auto* f : {a.get(), b.get(), c.get()})
+      ASSERT_TRUE(f->Update(t0 + absl::Seconds(i), t).ok());
   }
   EXPECT_EQ(Counters(*a, 1, 1).carrier_transitions, 2u);
   EXPECT_EQ(Counters(*a, 1, 0).carrier_transitions, 0u);
@@ -137,6 +136,7 @@ TEST(SwitchFabric, FaultsAreWrittenAsGroundTruth) {
   o.ground_truth_file = dir.path() + "/truth.jsonl";
   o.storms.push_back({"gpu-node-002", "mlx5_1", absl::Seconds(2), absl::Seconds(5)});
   o.miswires.push_back({"leaf-r0", "Ethernet0"});
+  railwatch::sim::testing::GiveKindsTruth(o);
   auto f = Build(o);
   const absl::Time t0 = absl::FromUnixSeconds(1'800'000'000);
   for (int i = 1; i <= 3; ++i) ASSERT_TRUE(f->Update(t0 + absl::Seconds(i), Traffic(2, 2, i)).ok());
@@ -152,7 +152,8 @@ TEST(SwitchFabric, FaultsAreWrittenAsGroundTruth) {
   YAML::Node s = YAML::Load(storm);
   EXPECT_EQ(s["fault"].as<std::string>(), "pfc_storm");
   EXPECT_EQ(s["switch"].as<std::string>(), "leaf-r1");
-  EXPECT_EQ(s["port"].as<std::string>(), "Ethernet2");  // leaf-r1 runs arista-eos: host 2 on Ethernet2
+  EXPECT_EQ(s["port"].as<std::string>(),
+            "Ethernet2");  // leaf-r1 runs arista-eos: host 2 on Ethernet2
   EXPECT_EQ(s["injected_at_unix_nano"].as<int64_t>(), absl::ToUnixNanos(t0 + absl::Seconds(2)));
 }
 
@@ -165,7 +166,8 @@ TEST(TopologyWriter, TargetsAndTopologyFilesParseWithTheExpectedEntries) {
   o.dialects = {"sonic", "cumulus"};
   o.miswires.push_back({"leaf-r1", "swp2"});
   auto f = Build(o);
-  const std::vector<std::string> addresses = {"127.0.0.1:50051", "127.0.0.1:50052", "127.0.0.1:50053"};
+  const std::vector<std::string> addresses = {"127.0.0.1:50051", "127.0.0.1:50052",
+                                              "127.0.0.1:50053"};
   TargetsFileOptions to;
   to.username = "admin";
   to.password = "s3cret";
@@ -206,13 +208,15 @@ TEST(TopologyWriter, TargetsAndTopologyFilesParseWithTheExpectedEntries) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   for (const SimSwitch& sw : f->switches()) {
     for (const SwitchPort& p : sw.ports) {
-      const LldpCheck check = CheckLldpNeighbor(*loaded, sw.name, p.name, p.lldp_system_name, p.lldp_port_id);
+      const LldpCheck check =
+          CheckLldpNeighbor(*loaded, sw.name, p.name, p.lldp_system_name, p.lldp_port_id);
       const bool miswired = sw.name == "leaf-r1" && p.name == "swp2";
-      EXPECT_EQ(check.verdict, miswired ? LldpCheck::Verdict::kMismatch : LldpCheck::Verdict::kMatch)
+      EXPECT_EQ(check.verdict,
+                miswired ? LldpCheck::Verdict::kMismatch : LldpCheck::Verdict::kMatch)
           << sw.name << " " << p.name;
     }
   }
 }
 
-}  // namespace
+}  // namespace switch_model_test
 }  // namespace railwatch::sim

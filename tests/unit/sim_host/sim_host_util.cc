@@ -8,6 +8,7 @@
 #include "collectors/pread_file.h"
 #include "common/text.h"
 #include "gtest/gtest.h"
+#include "unit/sim_kinds_truth.h"
 
 namespace railwatch::sim::testing {
 
@@ -15,6 +16,7 @@ HostSim::HostSim(SysfsFabric::Options o)
     : root_(dir_.path() + "/sys"), truth_(dir_.path() + "/truth.jsonl") {
   o.root = root_;
   o.ground_truth_file = truth_;
+  GiveKindsTruth(o);
   fabric_ = std::make_unique<SysfsFabric>(std::move(o));
   absl::Status s = fabric_->Create(t0);
   EXPECT_TRUE(s.ok()) << s;
@@ -44,8 +46,8 @@ uint64_t HostSim::Sysfs(int h, int nic, const std::string& counter) const {
 }
 
 std::map<std::string, uint64_t> HostSim::Ethtool(int h, int nic) const {
-  absl::StatusOr<std::string> text = ReadFile(
-      absl::StrCat(Host(h), "/ethtool/", SysfsFabric::NetdevName(nic), "/stats"));
+  absl::StatusOr<std::string> text =
+      ReadFile(absl::StrCat(Host(h), "/ethtool/", SysfsFabric::NetdevName(nic), "/stats"));
   std::map<std::string, uint64_t> out;
   if (!text.ok()) return out;
   EthtoolStatsText stats = ParseEthtoolStats(*text);

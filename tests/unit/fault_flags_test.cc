@@ -1,14 +1,41 @@
-// The fault flags' parsers (sim/fault_specs.h): every form the docs show, and errors that name
+// The fault flags' parsers, each its kind's (sim/faults/<kind>.cc, through FaultKind::ParseFlag),
+// and the driver reload's (noise, sim/scenario.h): every form the docs show, and errors that name
 // the flag and what is wrong.
-#include "sim/fault_specs.h"
-
 #include <string>
 
 #include "gtest/gtest.h"
+#include "sim/fault_kinds.h"
+#include "sim/scenario.h"
+#include "sim/switch_model.h"
 #include "sim/traffic_model.h"
 
 namespace railwatch::sim {
-namespace sim_fault_specs_test {
+namespace fault_flags_test {
+
+// A kind's flag value, parsed by its kind.
+absl::StatusOr<ScenarioFault> Parse(absl::string_view kind, absl::string_view spec) {
+  const FaultKind* k = FindFaultKind(kind);
+  EXPECT_NE(k, nullptr) << kind;
+  if (k == nullptr) return absl::NotFoundError(kind);
+  return k->ParseFlag(spec);
+}
+absl::StatusOr<ScenarioFault> ParseRepeatedFlap(absl::string_view s) {
+  return Parse("link_flap_repeated", s);
+}
+absl::StatusOr<ScenarioFault> ParseBitErrors(absl::string_view s) { return Parse("bit_errors", s); }
+absl::StatusOr<ScenarioFault> ParseStraggler(absl::string_view s) { return Parse("straggler", s); }
+absl::StatusOr<ScenarioFault> ParsePacketLoss(absl::string_view s) {
+  return Parse("packet_loss", s);
+}
+absl::StatusOr<ScenarioFault> ParseWrongPriority(absl::string_view s) {
+  return Parse("wrong_priority", s);
+}
+absl::StatusOr<ScenarioFault> ParseNcclError(absl::string_view s) { return Parse("nccl_error", s); }
+absl::StatusOr<ScenarioFault> ParseNicGone(absl::string_view s) { return Parse("nic_gone", s); }
+absl::StatusOr<ScenarioFault> ParsePfcDeadlock(absl::string_view s) {
+  return Parse("pfc_deadlock", s);
+}
+absl::StatusOr<ScenarioFault> ParsePfcStorm(absl::string_view s) { return Parse("pfc_storm", s); }
 
 // The error of a status that must have failed, for message checks.
 template <typename T>
@@ -17,8 +44,8 @@ std::string ErrorOf(const absl::StatusOr<T>& v) {
   return v.ok() ? "" : std::string(v.status().message());
 }
 
-TEST(SimFaultSpecs, RepeatedFlap) {
-  absl::StatusOr<RepeatedFlap> f = ParseRepeatedFlap("gpu-node-002/mlx5_1/1@15s:5:7s");
+TEST(FaultFlags, RepeatedFlap) {
+  absl::StatusOr<ScenarioFault> f = ParseRepeatedFlap("gpu-node-002/mlx5_1/1@15s:5:7s");
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->host, "gpu-node-002");
   EXPECT_EQ(f->device, "mlx5_1");
@@ -40,8 +67,8 @@ TEST(SimFaultSpecs, RepeatedFlap) {
   EXPECT_FALSE(ParseRepeatedFlap("gpu-node-002/mlx5_1/x@15s:3:5s").ok());
 }
 
-TEST(SimFaultSpecs, BitErrorsStragglerPacketLoss) {
-  absl::StatusOr<BitErrors> b = ParseBitErrors("gpu-node-004/mlx5_2@20s");
+TEST(FaultFlags, BitErrorsStragglerPacketLoss) {
+  absl::StatusOr<ScenarioFault> b = ParseBitErrors("gpu-node-004/mlx5_2@20s");
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ(b->device, "mlx5_2");
   EXPECT_EQ(b->per_minute, 120);
@@ -55,7 +82,7 @@ TEST(SimFaultSpecs, BitErrorsStragglerPacketLoss) {
   EXPECT_FALSE(ParseBitErrors("gpu-node-004/mlx5_2@20s:0").ok());
   EXPECT_FALSE(ParseBitErrors("gpu-node-004@20s").ok());
 
-  absl::StatusOr<Straggler> s = ParseStraggler("gpu-node-005/mlx5_1@15s");
+  absl::StatusOr<ScenarioFault> s = ParseStraggler("gpu-node-005/mlx5_1@15s");
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->factor, 0.5);
   s = ParseStraggler("gpu-node-005/mlx5_1@15s:0.3");
@@ -65,7 +92,7 @@ TEST(SimFaultSpecs, BitErrorsStragglerPacketLoss) {
   EXPECT_NE(e.find("--straggler"), std::string::npos) << e;
   EXPECT_NE(e.find("(0, 1)"), std::string::npos) << e;
 
-  absl::StatusOr<PacketLoss> p = ParsePacketLoss("gpu-node-002/mlx5_3@15s");
+  absl::StatusOr<ScenarioFault> p = ParsePacketLoss("gpu-node-002/mlx5_3@15s");
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->per_second, 500);
   p = ParsePacketLoss("gpu-node-002/mlx5_3@15s:2000");
@@ -76,8 +103,8 @@ TEST(SimFaultSpecs, BitErrorsStragglerPacketLoss) {
   EXPECT_NE(e.find("more than 1 ':'"), std::string::npos) << e;
 }
 
-TEST(SimFaultSpecs, HostFaults) {
-  absl::StatusOr<WrongPriority> w = ParseWrongPriority("gpu-node-006@20s");
+TEST(FaultFlags, HostFaults) {
+  absl::StatusOr<ScenarioFault> w = ParseWrongPriority("gpu-node-006@20s");
   ASSERT_TRUE(w.ok()) << w.status();
   EXPECT_EQ(w->host, "gpu-node-006");
   EXPECT_EQ(w->at, absl::Seconds(20));
@@ -87,17 +114,17 @@ TEST(SimFaultSpecs, HostFaults) {
   e = ErrorOf(ParseWrongPriority("gpu-node-006@20s:3"));
   EXPECT_NE(e.find("nothing may follow OFFSET"), std::string::npos) << e;
 
-  absl::StatusOr<NcclError> n = ParseNcclError("gpu-node-001@15s");
+  absl::StatusOr<ScenarioFault> n = ParseNcclError("gpu-node-001@15s");
   ASSERT_TRUE(n.ok()) << n.status();
-  EXPECT_EQ(n->kind, "timeout");
+  EXPECT_EQ(n->error, "timeout");
   n = ParseNcclError("gpu-node-001@15s:ib_completion");
   ASSERT_TRUE(n.ok()) << n.status();
-  EXPECT_EQ(n->kind, "ib_completion");
+  EXPECT_EQ(n->error, "ib_completion");
   e = ErrorOf(ParseNcclError("gpu-node-001@15s:segfault"));
   EXPECT_NE(e.find("--nccl_error"), std::string::npos) << e;
   EXPECT_NE(e.find("\"segfault\""), std::string::npos) << e;
 
-  absl::StatusOr<NicGone> g = ParseNicGone("gpu-node-001/mlx5_0@15s");
+  absl::StatusOr<ScenarioFault> g = ParseNicGone("gpu-node-001/mlx5_0@15s");
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(g->host, "gpu-node-001");
   EXPECT_EQ(g->device, "mlx5_0");
@@ -115,7 +142,7 @@ TEST(SimFaultSpecs, HostFaults) {
   EXPECT_FALSE(ParseDriverReload("a@b@3s").ok());
 }
 
-TEST(SimFaultSpecs, EcnMisconfigNamesALeafOfARailGroup) {
+TEST(FaultFlags, EcnMisconfigNamesALeafOfARailGroup) {
   absl::StatusOr<EcnMisconfig> m = ParseEcnMisconfig("leaf-g2-r5@20s:3");
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->group, 2);
@@ -131,5 +158,39 @@ TEST(SimFaultSpecs, EcnMisconfigNamesALeafOfARailGroup) {
   }
 }
 
-}  // namespace
+TEST(FaultFlags, PfcDeadlock) {
+  absl::StatusOr<ScenarioFault> d = ParsePfcDeadlock("gpu-node-004/mlx5_1@15s");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->host, "gpu-node-004");
+  EXPECT_EQ(d->device, "mlx5_1");
+  EXPECT_EQ(d->at, absl::Seconds(15));
+  EXPECT_EQ(d->duration, absl::ZeroDuration()) << "to the end";
+  d = ParsePfcDeadlock("gpu-node-004/mlx5_1@1m:40s");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->at, absl::Minutes(1));
+  EXPECT_EQ(d->duration, absl::Seconds(40));
+  for (const char* bad : {"gpu-node-004@15s", "gpu-node-004/mlx5_1", "gpu-node-004/mlx5_1@soon",
+                          "gpu-node-004/mlx5_1@15s:long", "gpu-node-004/mlx5_1@15s:-1s",
+                          "gpu-node-004/mlx5_1@15s:1s:2s", "/mlx5_1@1s"}) {
+    absl::StatusOr<ScenarioFault> b = ParsePfcDeadlock(bad);
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_NE(std::string(b.status().message()).find("--pfc_deadlock"), std::string::npos)
+        << b.status();
+    EXPECT_NE(std::string(b.status().message()).find("HOST/DEVICE@OFFSET[:DURATION]"),
+              std::string::npos);
+  }
+}
+
+TEST(FaultFlags, PfcStorm) {
+  absl::StatusOr<ScenarioFault> s = ParsePfcStorm("gpu-node-002/mlx5_3@10s");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->host, "gpu-node-002");
+  EXPECT_EQ(s->device, "mlx5_3");
+  EXPECT_EQ(s->at, absl::Seconds(10));
+  EXPECT_FALSE(ParsePfcStorm("gpu-node-002@10s").ok());
+  EXPECT_FALSE(ParsePfcStorm("gpu-node-002/mlx5_3").ok());
+  EXPECT_FALSE(ParsePfcStorm("gpu-node-002/mlx5_3@soon").ok());
+}
+
+}  // namespace fault_flags_test
 }  // namespace railwatch::sim
