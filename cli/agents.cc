@@ -90,7 +90,6 @@ int RunAgents(const CommandArgs& args, const CliOptions& o, std::ostream& out,
 
 int RunPlaybooks(const CommandArgs& args, const CliOptions& o, std::ostream& out,
                  std::ostream& err) {
-  if (args.size() != 1) return UsageError("playbooks", "takes no arguments", err);
   v1::ListPlaybooksResponse response;
   if (std::optional<int> done = QueryForTable(o, &v1::Query::Stub::ListPlaybooks,
                                               v1::ListPlaybooksRequest(), &response, out, err)) {

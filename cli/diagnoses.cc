@@ -81,7 +81,6 @@ int UsageError(const std::string& command, const std::string& problem, std::ostr
 
 int RunDiagnoses(const CommandArgs& args, const CliOptions& o, std::ostream& out,
                  std::ostream& err) {
-  if (args.size() != 1) return UsageError("diagnoses", "takes no arguments", err);
   v1::ListDiagnosesRequest request;
   absl::Status filter = BuildDiagnosisFilter(o, absl::Now(), request.mutable_filter());
   if (!filter.ok()) return UsageError("diagnoses", std::string(filter.message()), err);
@@ -192,7 +191,6 @@ bool Interrupted(const CliOptions& o) {
 }  // namespace
 
 int RunWatch(const CommandArgs& args, const CliOptions& o, std::ostream& out, std::ostream& err) {
-  if (args.size() != 1) return UsageError("watch", "takes no arguments", err);
   v1::WatchDiagnosesRequest request;
   request.set_send_initial(true);
   absl::Status filter = BuildDiagnosisFilter(o, absl::Now(), request.mutable_filter());

@@ -158,10 +158,6 @@ void PrintRunbook(const v1::Diagnosis& d, bool full, std::ostream& out) {
 
 int RunExplain(const CommandArgs& args, const CliOptions& o, std::ostream& out,
                std::ostream& err) {
-  if (args.size() != 2) {
-    return UsageError("explain", "wants one diagnosis ID (`railwatch diagnoses` lists them)",
-                      err);
-  }
   v1::GetDiagnosisRequest request;
   request.set_id(args[1]);
   v1::Diagnosis d;

@@ -101,10 +101,6 @@ std::string ExpressionTable(const v1::QuerySeriesResponse& response) {
 
 int RunSeries(const CommandArgs& args, const CliOptions& o, std::ostream& out,
               std::ostream& err) {
-  if (args.size() < 2) {
-    return UsageError("series", "wants a selector or an expression (quote it for the shell)",
-                      err);
-  }
   v1::QuerySeriesRequest request;
   request.set_query(absl::StrJoin(args.begin() + 1, args.end(), " "));
   absl::Status window = SetWindow(o, absl::Now(), &request);
@@ -177,7 +173,6 @@ std::string JobsTable(const v1::TopologyResponse& topology) {
 
 int RunTopology(const CommandArgs& args, const CliOptions& o, std::ostream& out,
                 std::ostream& err) {
-  if (args.size() != 1) return UsageError("topology", "takes no arguments", err);
   v1::TopologyResponse topology;
   int rc = QueryOnce(o, &v1::Query::Stub::Topology, v1::TopologyRequest(), &topology, err);
   if (rc != kExitOk) return rc;

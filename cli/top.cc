@@ -173,7 +173,6 @@ nlohmann::json RowsJson(const std::vector<PortRate>& rows) {
 }  // namespace
 
 int RunTop(const CommandArgs& args, const CliOptions& o, std::ostream& out, std::ostream& err) {
-  if (args.size() != 2) return UsageError("top", "wants one of pfc, ecn, errors", err);
   const TopView* view = nullptr;
   for (const TopView& v : Views()) {
     if (args[1] == v.name) view = &v;
