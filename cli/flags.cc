@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <type_traits>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -117,10 +118,12 @@ std::string FlagSpec::ValueIn(const CliOptions& o) const {
   CliOptions copy = o;
   return std::visit(
       [](auto* value) -> std::string {
-        if constexpr (std::is_same_v<decltype(value), bool*>) return *value ? "true" : "false";
-        if constexpr (std::is_same_v<decltype(value), std::string*>) return *value;
-        if constexpr (!std::is_same_v<decltype(value), bool*> &&
-                      !std::is_same_v<decltype(value), std::string*>) {
+        using T = std::remove_pointer_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          return *value ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return *value;
+        } else {
           return absl::StrCat(*value);
         }
       },
