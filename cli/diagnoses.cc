@@ -34,9 +34,10 @@ absl::Status AddStates(const std::string& state, v1::DiagnosisFilter* filter) {
   if (state == "active" || state == "firing") filter->add_states(v1::DIAGNOSIS_STATE_FIRING);
   if (state == "resolved") filter->add_states(v1::DIAGNOSIS_STATE_RESOLVED);
   if (filter->states().empty() && state != "all") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--state=", state, ": want one of active (pending and firing), firing, pending, "
-        "resolved, all"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--state=", state,
+                     ": want one of active (pending and firing), firing, pending, "
+                     "resolved, all"));
   }
   return absl::OkStatus();
 }
@@ -88,8 +89,8 @@ int RunDiagnoses(const CommandArgs& args, const CliOptions& o, std::ostream& out
   if (o.limit > 0) request.set_limit(o.limit);
 
   v1::ListDiagnosesResponse response;
-  if (std::optional<int> done = QueryForTable(o, &v1::Query::Stub::ListDiagnoses, request,
-                                              &response, out, err)) {
+  if (std::optional<int> done =
+          QueryForTable(o, &v1::Query::Stub::ListDiagnoses, request, &response, out, err)) {
     return *done;
   }
   if (response.diagnoses().empty()) {
