@@ -23,8 +23,8 @@ std::string Health(const v1::AgentInfo& a) {
 }
 
 std::string TargetsTable(const v1::ListAgentsResponse& response) {
-  Table targets({"AGENT", "TARGET", "STATE", "LAST UPDATE", "UPDATES", "ERRORS", "RECONNECTS",
-                 "UNMAPPED"});
+  Table targets(
+      {"AGENT", "TARGET", "STATE", "LAST UPDATE", "UPDATES", "ERRORS", "RECONNECTS", "UNMAPPED"});
   for (const v1::AgentInfo& a : response.agents()) {
     for (const v1::TargetHealth& h : a.targets()) {
       targets.Add({a.agent_id(), h.name(), h.connected() ? "connected" : "disconnected",
@@ -49,16 +49,15 @@ int ForgetAgent(const std::string& agent_id, const CliOptions& o, std::ostream& 
   if (o.json) {
     out << ToJson(response) << "\n";
   } else {
-    out << "Forgot agent " << agent_id << " (" << response.forgotten().hostname()
-        << ", last seen " << Ago(response.forgotten().last_seen_unix_nano()) << ").\n";
+    out << "Forgot agent " << agent_id << " (" << response.forgotten().hostname() << ", last seen "
+        << Ago(response.forgotten().last_seen_unix_nano()) << ").\n";
   }
   return kExitOk;
 }
 
 }  // namespace
 
-int RunAgents(const CommandArgs& args, const CliOptions& o, std::ostream& out,
-              std::ostream& err) {
+int RunAgents(const CommandArgs& args, const CliOptions& o, std::ostream& out, std::ostream& err) {
   if (args.size() >= 2 && args[1] == "forget") {
     if (args.size() != 3) return UsageError("agents", "forget takes one agent id", err);
     return ForgetAgent(args[2], o, out, err);
@@ -76,9 +75,9 @@ int RunAgents(const CommandArgs& args, const CliOptions& o, std::ostream& out,
   Table t({"AGENT", "ROLE", "HOST", "HEALTH", "LAST SEEN", "LAG", "SERIES", "POINTS", "VERSION",
            "PEER", "PROBLEMS"});
   for (const v1::AgentInfo& a : response.agents()) {
-    t.Add({a.agent_id(), RoleName(a.role()), a.hostname(), Health(a),
-           Ago(a.last_seen_unix_nano()), absl::StrFormat("%.3fs", a.lag_seconds()),
-           absl::StrCat(a.series()), absl::StrCat(a.points_received()), a.version(), a.peer(),
+    t.Add({a.agent_id(), RoleName(a.role()), a.hostname(), Health(a), Ago(a.last_seen_unix_nano()),
+           absl::StrFormat("%.3fs", a.lag_seconds()), absl::StrCat(a.series()),
+           absl::StrCat(a.points_received()), a.version(), a.peer(),
            a.problems().empty() ? "-" : absl::StrJoin(a.problems(), "; ")});
   }
   out << t.Render();
@@ -90,7 +89,6 @@ int RunAgents(const CommandArgs& args, const CliOptions& o, std::ostream& out,
 
 int RunPlaybooks(const CommandArgs& args, const CliOptions& o, std::ostream& out,
                  std::ostream& err) {
-  if (args.size() != 1) return UsageError("playbooks", "takes no arguments", err);
   v1::ListPlaybooksResponse response;
   if (std::optional<int> done = QueryForTable(o, &v1::Query::Stub::ListPlaybooks,
                                               v1::ListPlaybooksRequest(), &response, out, err)) {
@@ -104,8 +102,7 @@ int RunPlaybooks(const CommandArgs& args, const CliOptions& o, std::ostream& out
   for (const v1::PlaybookInfo& p : response.playbooks()) {
     t.Add({p.name(), SeverityName(p.severity()), p.enabled() ? "yes" : "no",
            absl::StrCat(p.pending()), absl::StrCat(p.firing()),
-           p.for_seconds() > 0 ? HumanDuration(absl::Seconds(p.for_seconds())) : "0s",
-           p.source()});
+           p.for_seconds() > 0 ? HumanDuration(absl::Seconds(p.for_seconds())) : "0s", p.source()});
   }
   out << t.Render();
   return kExitOk;

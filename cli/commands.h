@@ -24,12 +24,15 @@ enum ExitCode : int {
 // How to reach railwatchd over TLS. Any of the files implies TLS.
 struct TlsOptions {
   bool enabled = false;
-  std::string ca_file;      // trust this CA; empty: the system roots
-  std::string cert_file;    // client certificate (mTLS), with key_file
+  std::string ca_file;    // trust this CA; empty: the system roots
+  std::string cert_file;  // client certificate (mTLS), with key_file
   std::string key_file;
   std::string server_name;  // the name checked against the server's certificate
 };
 
+// What the command line says: one field per flag. Each field's flag (name, help, and the
+// groups and commands that take it) is a line of Flags() in cli/flags.cc; the field's
+// initialiser is the flag's default.
 struct CliOptions {
   std::string server = "127.0.0.1:9740";
   TlsOptions tls;
@@ -47,7 +50,7 @@ struct CliOptions {
   std::string playbook;          // comma-separated names
   std::string host;
   std::string switch_name;
-  std::string since;             // 1h (that long ago) or RFC 3339
+  std::string since;  // 1h (that long ago) or RFC 3339
   // diagnoses: at most this many (0: all); top: rows (default 10); series: series.
   // -1: the command's default.
   int limit = -1;
@@ -74,12 +77,15 @@ struct CliOptions {
   std::string rules_dir;
 };
 
-// Runs one command (args[0] is the command name); writes results to `out` and problems to
-// `err`; returns an ExitCode. "--help" or "-h" among the args prints the command's usage.
+// Runs one command (args[0] is the command name) through its entry in Commands()
+// (cli/commands.cc); writes results to `out` and problems to `err`; returns an ExitCode.
+// "--help" or "-h" among the args prints the command's usage; a number of arguments the
+// command does not take is a usage error.
 int RunCommand(const std::vector<std::string>& args, const CliOptions& options, std::ostream& out,
                std::ostream& err);
 
-// Help text for `railwatch help` and usage errors: every command in a line or two.
+// Help text for `railwatch help` and usage errors: every command in a line or two (cli/help.cc,
+// from Commands()).
 std::string CommandHelp();
 
 // One command's usage, flags and an example (`railwatch help COMMAND`, `COMMAND --help`);

@@ -34,9 +34,10 @@ absl::Status AddStates(const std::string& state, v1::DiagnosisFilter* filter) {
   if (state == "active" || state == "firing") filter->add_states(v1::DIAGNOSIS_STATE_FIRING);
   if (state == "resolved") filter->add_states(v1::DIAGNOSIS_STATE_RESOLVED);
   if (filter->states().empty() && state != "all") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--state=", state, ": want one of active (pending and firing), firing, pending, "
-        "resolved, all"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--state=", state,
+                     ": want one of active (pending and firing), firing, pending, "
+                     "resolved, all"));
   }
   return absl::OkStatus();
 }
@@ -81,7 +82,6 @@ int UsageError(const std::string& command, const std::string& problem, std::ostr
 
 int RunDiagnoses(const CommandArgs& args, const CliOptions& o, std::ostream& out,
                  std::ostream& err) {
-  if (args.size() != 1) return UsageError("diagnoses", "takes no arguments", err);
   v1::ListDiagnosesRequest request;
   absl::Status filter = BuildDiagnosisFilter(o, absl::Now(), request.mutable_filter());
   if (!filter.ok()) return UsageError("diagnoses", std::string(filter.message()), err);
@@ -89,8 +89,8 @@ int RunDiagnoses(const CommandArgs& args, const CliOptions& o, std::ostream& out
   if (o.limit > 0) request.set_limit(o.limit);
 
   v1::ListDiagnosesResponse response;
-  if (std::optional<int> done = QueryForTable(o, &v1::Query::Stub::ListDiagnoses, request,
-                                              &response, out, err)) {
+  if (std::optional<int> done =
+          QueryForTable(o, &v1::Query::Stub::ListDiagnoses, request, &response, out, err)) {
     return *done;
   }
   if (response.diagnoses().empty()) {
@@ -192,7 +192,6 @@ bool Interrupted(const CliOptions& o) {
 }  // namespace
 
 int RunWatch(const CommandArgs& args, const CliOptions& o, std::ostream& out, std::ostream& err) {
-  if (args.size() != 1) return UsageError("watch", "takes no arguments", err);
   v1::WatchDiagnosesRequest request;
   request.set_send_initial(true);
   absl::Status filter = BuildDiagnosisFilter(o, absl::Now(), request.mutable_filter());

@@ -9,9 +9,9 @@
 #include "absl/strings/str_join.h"
 #include "cli/client.h"
 #include "cli/format.h"
-#include "engine/diagnosis_text.h"
 #include "cli/query_commands.h"
 #include "common/text.h"
+#include "engine/diagnosis_text.h"
 
 namespace railwatch {
 namespace {
@@ -99,8 +99,8 @@ std::vector<TimelineEntry> Timeline(const v1::Diagnosis& d) {
     if (!e.summary().empty()) entry.lines.push_back(e.summary());
     if (!e.raw().empty()) entry.lines.push_back(e.raw());
     for (const v1::EvidencePoint& p : e.points()) {
-      entry.lines.push_back(absl::StrCat(ClockTime(p.time_unix_nano()), "  ",
-                                         absl::StrFormat("%.17g", p.value())));
+      entry.lines.push_back(
+          absl::StrCat(ClockTime(p.time_unix_nano()), "  ", absl::StrFormat("%.17g", p.value())));
     }
     entries.push_back(std::move(entry));
   }
@@ -156,12 +156,7 @@ void PrintRunbook(const v1::Diagnosis& d, bool full, std::ostream& out) {
 
 }  // namespace
 
-int RunExplain(const CommandArgs& args, const CliOptions& o, std::ostream& out,
-               std::ostream& err) {
-  if (args.size() != 2) {
-    return UsageError("explain", "wants one diagnosis ID (`railwatch diagnoses` lists them)",
-                      err);
-  }
+int RunExplain(const CommandArgs& args, const CliOptions& o, std::ostream& out, std::ostream& err) {
   v1::GetDiagnosisRequest request;
   request.set_id(args[1]);
   v1::Diagnosis d;

@@ -22,7 +22,8 @@ constexpr absl::Duration kDefaultRange = absl::Minutes(5);
 // name{label="value",...}, as selectors are written.
 std::string SeriesText(const v1::Series& s) {
   std::vector<std::string> labels;
-  for (const v1::Label& l : s.labels()) labels.push_back(absl::StrCat(l.name(), "=\"", l.value(), "\""));
+  for (const v1::Label& l : s.labels())
+    labels.push_back(absl::StrCat(l.name(), "=\"", l.value(), "\""));
   return absl::StrCat(s.name(), "{", absl::StrJoin(labels, ","), "}");
 }
 
@@ -99,12 +100,7 @@ std::string ExpressionTable(const v1::QuerySeriesResponse& response) {
 
 }  // namespace
 
-int RunSeries(const CommandArgs& args, const CliOptions& o, std::ostream& out,
-              std::ostream& err) {
-  if (args.size() < 2) {
-    return UsageError("series", "wants a selector or an expression (quote it for the shell)",
-                      err);
-  }
+int RunSeries(const CommandArgs& args, const CliOptions& o, std::ostream& out, std::ostream& err) {
   v1::QuerySeriesRequest request;
   request.set_query(absl::StrJoin(args.begin() + 1, args.end(), " "));
   absl::Status window = SetWindow(o, absl::Now(), &request);
@@ -156,7 +152,8 @@ std::string SwitchesTable(const v1::TopologyResponse& topology) {
 std::string LinksTable(const v1::TopologyResponse& topology) {
   Table t({"SWITCH", "PORT", "PEER", "PEER PORT"});
   for (const v1::TopologySwitch& s : topology.switches()) {
-    for (const v1::TopologyLink& l : s.links()) t.Add({s.name(), l.port(), l.peer(), l.peer_port()});
+    for (const v1::TopologyLink& l : s.links())
+      t.Add({s.name(), l.port(), l.peer(), l.peer_port()});
   }
   return t.rows() == 0 ? "" : t.Render();
 }
@@ -177,7 +174,6 @@ std::string JobsTable(const v1::TopologyResponse& topology) {
 
 int RunTopology(const CommandArgs& args, const CliOptions& o, std::ostream& out,
                 std::ostream& err) {
-  if (args.size() != 1) return UsageError("topology", "takes no arguments", err);
   v1::TopologyResponse topology;
   int rc = QueryOnce(o, &v1::Query::Stub::Topology, v1::TopologyRequest(), &topology, err);
   if (rc != kExitOk) return rc;

@@ -1,95 +1,213 @@
+// The CLI's flags: each declared once, in Flags() below, and the one parser that reads them.
+// Which command takes which flag is that command's entry in Commands() (cli/commands.cc).
 #include "cli/flags.h"
 
 #include <algorithm>
 #include <cstdlib>
+#include <type_traits>
 
-#include "absl/flags/commandlineflag.h"
-#include "absl/flags/flag.h"
-#include "absl/flags/reflection.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "cli/command_table.h"
 #include "common/shipped_data.h"
-
-ABSL_FLAG(std::string, server, "",
-          "railwatchd's gRPC address (default $RAILWATCH_SERVER, else 127.0.0.1:9740)");
-ABSL_FLAG(double, timeout, 5, "per-request deadline in seconds");
-ABSL_FLAG(bool, json, false, "print JSON instead of tables");
-ABSL_FLAG(bool, tls, false, "connect with TLS (the system's roots unless --tls_ca)");
-ABSL_FLAG(std::string, tls_ca, "", "PEM file of the CA that signed the daemon's certificate");
-ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate for mutual TLS (with --tls_key)");
-ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
-ABSL_FLAG(std::string, token, "",
-          "Query API bearer token (default $RAILWATCH_TOKEN); prefer --token_file, which "
-          "keeps it out of the process list");
-ABSL_FLAG(std::string, token_file, "", "file holding the Query API bearer token (one line)");
-ABSL_FLAG(std::string, tls_server_name, "",
-          "the name the daemon's certificate must carry (default: the host of --server)");
-ABSL_FLAG(bool, markdown, false, "metrics: print docs/METRICS.md");
-ABSL_FLAG(std::string, state, "active",
-          "diagnoses, watch: active (pending and firing), firing, pending, resolved or all");
-ABSL_FLAG(std::string, severity, "", "diagnoses, watch: critical,warning,info (any of them)");
-ABSL_FLAG(std::string, playbook, "", "diagnoses, watch: playbook names, comma-separated");
-ABSL_FLAG(std::string, host, "", "diagnoses, watch: the culprit's host");
-ABSL_FLAG(std::string, switch, "", "diagnoses, watch: the culprit's switch or leaf");
-ABSL_FLAG(std::string, since, "",
-          "diagnoses, watch: active or resolved since: 30m, 2h (ago) or RFC 3339");
-ABSL_FLAG(int, limit, -1,
-          "diagnoses: at most N (default all); top: rows (default 10); series: series");
-ABSL_FLAG(bool, runbook, false, "explain: print the whole runbook");
-ABSL_FLAG(bool, reconnect, false, "watch: reconnect with capped backoff when the stream ends");
-ABSL_FLAG(std::string, window, "1m", "top: the window rates are taken over");
-ABSL_FLAG(std::string, range, "", "series: how far back (default 5m)");
-ABSL_FLAG(std::string, start, "", "series: from (RFC 3339, or a duration ago)");
-ABSL_FLAG(std::string, end, "", "series: to (RFC 3339, or a duration ago; default now)");
-ABSL_FLAG(bool, jobs, false, "topology: list the jobs");
-ABSL_FLAG(std::string, format, "auto",
-          "gnmi decode: auto, protojson, prototext, gnmic-json, gnmic-event, gnmi-cli, gnmic-debug");
-ABSL_FLAG(std::string, profile, "", "gnmi decode: a profile name or a profile .yaml file");
-ABSL_FLAG(std::string, profiles_dir, "",
-          "gnmi decode: where --profile=NAME is looked up (default: the shipped profiles)");
-ABSL_FLAG(std::string, rules, "",
-          "rules validate|list|describe: playbooks read when no path is given; triage: the "
-          "playbooks the log's events are played through (default: the shipped playbooks, as "
-          "railwatchd finds them)");
+#include "common/text.h"
 
 namespace railwatch {
+
+const std::vector<FlagSpec>& Flags() {
+  using G = FlagGroup;
+  static const std::vector<FlagSpec> flags = {
+      // Connection: every command that asks the daemon takes them all.
+      Flag("server", &CliOptions::server, "HOST:PORT", "railwatchd's gRPC address")
+          .Group(G::kConnection)
+          .Env("RAILWATCH_SERVER"),
+      Flag("timeout", &CliOptions::timeout_seconds, "SECONDS",
+           "per-request deadline; watch has none on its stream")
+          .Group(G::kConnection),
+      Flag("tls", &TlsOptions::enabled, "", "use TLS (the system's roots, unless --tls_ca)")
+          .Group(G::kConnection),
+      Flag("tls_ca", &TlsOptions::ca_file, "FILE", "trust this CA (PEM); implies --tls")
+          .Group(G::kConnection),
+      Flag("tls_cert", &TlsOptions::cert_file, "FILE",
+           "client certificate (PEM) for mutual TLS, with --tls_key; implies --tls")
+          .Group(G::kConnection),
+      Flag("tls_key", &TlsOptions::key_file, "FILE", "the private key of --tls_cert (PEM)")
+          .Group(G::kConnection),
+      Flag("tls_server_name", &TlsOptions::server_name, "NAME",
+           "the name the daemon's certificate must carry (default: the host of --server)")
+          .Group(G::kConnection),
+      Flag("token_file", &CliOptions::token_file, "FILE",
+           "Query API bearer token from FILE (its first line)")
+          .Group(G::kConnection),
+      Flag("token", &CliOptions::token, "TOKEN",
+           "the token itself (--token_file keeps it out of `ps`)")
+          .Group(G::kConnection)
+          .Env("RAILWATCH_TOKEN"),
+      Flag("json", &CliOptions::json, "", "print JSON (the API's field names) instead of a table")
+          .Group(G::kConnection),
+
+      // Which diagnoses: diagnoses, watch.
+      Flag("state", &CliOptions::state, "S",
+           "active (pending and firing; the default), firing, pending, resolved, all")
+          .Group(G::kFilter),
+      Flag("severity", &CliOptions::severity, "LIST", "critical,warning,info (any of them)")
+          .Group(G::kFilter),
+      Flag("playbook", &CliOptions::playbook, "LIST", "playbook names, comma-separated")
+          .Group(G::kFilter),
+      Flag("host", &CliOptions::host, "HOST", "the culprit's host").Group(G::kFilter),
+      Flag("switch", &CliOptions::switch_name, "SWITCH", "the culprit's switch (or leaf)")
+          .Group(G::kFilter),
+      Flag("since", &CliOptions::since, "WHEN",
+           "still active, or resolved since WHEN: 30m, 2h, 1d (ago) or RFC 3339")
+          .Group(G::kFilter),
+
+      // Flags each command that takes them names (Commands()).
+      Flag("limit", &CliOptions::limit, "N",
+           "at most N rows or series (-1: the command's default)"),
+      Flag("runbook", &CliOptions::runbook, "",
+           "print the whole runbook (Markdown) instead of its commands"),
+      Flag("reconnect", &CliOptions::reconnect, "",
+           "reconnect when the stream ends (backoff from 0.5s to 30s)"),
+      Flag("window", &CliOptions::window, "D", "the window rates are taken over"),
+      Flag("range", &CliOptions::range, "D", "the last D (default 5m)"),
+      Flag("start", &CliOptions::start, "WHEN", "from: RFC 3339 or a duration ago (15m)"),
+      Flag("end", &CliOptions::end, "WHEN", "to: RFC 3339 or a duration ago (default: now)"),
+      Flag("jobs", &CliOptions::jobs, "", "list the jobs instead"),
+      Flag("format", &CliOptions::gnmi_format, "F",
+           "auto, protojson, prototext, gnmic-json, gnmic-event, gnmi-cli or gnmic-debug"),
+      Flag("profile", &CliOptions::gnmi_profile, "NAME|FILE.yaml",
+           "a gNMI profile (name or file): the canonical series each leaf maps to"),
+      Flag("profiles_dir", &CliOptions::gnmi_profiles_dir, "DIR",
+           "where --profile=NAME is looked up")
+          .Shipped("profiles/gnmi"),
+      Flag("rules", &CliOptions::rules_dir, "PATHS",
+           "playbook files or directories, comma-separated")
+          .Shipped("rules"),
+      Flag("markdown", &CliOptions::markdown, "", "print docs/METRICS.md (Markdown)"),
+  };
+  return flags;
+}
+
+const FlagSpec* FindFlag(std::string_view name) {
+  for (const FlagSpec& f : Flags()) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+std::string FlagGroupTitle(FlagGroup group) {
+  switch (group) {
+    case FlagGroup::kConnection:
+      return "Connection (every command that asks the daemon)";
+    case FlagGroup::kFilter:
+      return "Which diagnoses (diagnoses, watch)";
+    case FlagGroup::kCommand:
+      break;
+  }
+  return "Command flags";
+}
+
+bool FlagSpec::IsBool() const {
+  CliOptions scratch;
+  return std::holds_alternative<bool*>(field(scratch));
+}
+
+std::string FlagSpec::ValueIn(const CliOptions& o) const {
+  CliOptions copy = o;
+  return std::visit(
+      [](auto* value) -> std::string {
+        using T = std::remove_pointer_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          return *value ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return *value;
+        } else {
+          return absl::StrCat(*value);
+        }
+      },
+      field(copy));
+}
+
+std::string FlagSpec::DefaultText() const {
+  if (!shipped.empty()) return ShippedPath(shipped);
+  const std::string value = ValueIn(CliOptions());
+  if (!env.empty()) return value.empty() ? "$" + env : absl::StrCat("$", env, ", else ", value);
+  return value;
+}
+
 namespace {
 
-// The flags this file defines (absl also registers its own, and so may other libraries).
-bool IsCliFlag(const absl::CommandLineFlag& flag) {
-  return absl::EndsWith(flag.Filename(), "cli/flags.cc");
+// Sets `flag` in `o` from `value`; the error says which flag and why.
+absl::Status SetFlagValue(const FlagSpec& flag, const std::string& value, CliOptions& o) {
+  const auto bad = [&](absl::string_view want) {
+    return absl::InvalidArgumentError(absl::StrCat("--", flag.name, "=", value, ": ", want));
+  };
+  FlagField field = flag.field(o);
+  if (bool** b = std::get_if<bool*>(&field)) {
+    if (!absl::SimpleAtob(value, *b)) return bad("want true or false");
+  } else if (int** i = std::get_if<int*>(&field)) {
+    if (!absl::SimpleAtoi(value, *i)) return bad("want an integer");
+  } else if (double** d = std::get_if<double*>(&field)) {
+    if (!absl::SimpleAtod(value, *d)) return bad("want a number");
+  } else {
+    *std::get<std::string*>(field) = value;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status UnknownFlag(absl::string_view name) {
+  std::vector<std::string> names;
+  for (const FlagSpec& f : Flags()) names.push_back(f.name);
+  for (const char* own : {"help", "helpfull", "version"}) names.emplace_back(own);
+  const std::string hint = ClosestWord(name, names);
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown flag --", name, hint.empty() ? "" : absl::StrCat(" (did you mean --", hint, "?)")));
 }
 
 // Sets one flag from "name" or "name=value" (dashes stripped); a non-boolean flag given
-// without "=" takes the next argument (and moves `i` past it). Adds the flag's name to `set`.
-absl::Status SetFlag(absl::string_view text, int& i, int argc, char** argv,
-                     std::vector<std::string>& set) {
+// without "=" takes the next argument (and moves `i` past it).
+absl::Status ReadFlag(absl::string_view text, int& i, int argc, char** argv, CommandLine& line) {
   const size_t eq = text.find('=');
-  absl::string_view name = text.substr(0, eq);
-  absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+  const absl::string_view name = text.substr(0, eq);
+  const FlagSpec* flag = FindFlag(std::string(name));
   std::string value;
   if (flag == nullptr && eq == absl::string_view::npos && absl::StartsWith(name, "no")) {
-    flag = absl::FindCommandLineFlag(name.substr(2));
-    if (flag == nullptr || !flag->IsOfType<bool>()) flag = nullptr;
+    flag = FindFlag(std::string(name.substr(2)));
+    if (flag != nullptr && !flag->IsBool()) flag = nullptr;
     value = "false";
   }
-  if (flag == nullptr || flag->IsRetired()) {
-    return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
-  }
+  if (flag == nullptr) return UnknownFlag(name);
   if (eq != absl::string_view::npos) {
     value = std::string(text.substr(eq + 1));
-  } else if (value.empty() && flag->IsOfType<bool>()) {
+  } else if (value.empty() && flag->IsBool()) {
     value = "true";
   } else if (value.empty()) {
-    if (i + 1 >= argc) return absl::InvalidArgumentError(absl::StrCat("--", name, " wants a value"));
+    if (i + 1 >= argc)
+      return absl::InvalidArgumentError(absl::StrCat("--", name, " wants a value"));
     value = argv[++i];
   }
-  std::string error;
-  if (!flag->ParseFrom(value, &error)) {
-    return absl::InvalidArgumentError(absl::StrCat("--", flag->Name(), "=", value, ": ", error));
-  }
-  set.push_back(std::string(flag->Name()));
+  if (absl::Status s = SetFlagValue(*flag, value, line.options); !s.ok()) return s;
+  line.flags_set.push_back(flag->name);
   return absl::OkStatus();
+}
+
+// A flag not given: its environment variable when set, or the shipped data's path.
+void ApplyDefaults(CommandLine& line) {
+  for (const FlagSpec& flag : Flags()) {
+    if (std::find(line.flags_set.begin(), line.flags_set.end(), flag.name) !=
+        line.flags_set.end()) {
+      continue;
+    }
+    const char* env = flag.env.empty() ? nullptr : std::getenv(flag.env.c_str());
+    if (env != nullptr && *env != '\0') {
+      // An environment value that does not parse is left out, as if unset.
+      (void)SetFlagValue(flag, env, line.options);
+    } else if (!flag.shipped.empty()) {
+      (void)SetFlagValue(flag, ShippedPath(flag.shipped), line.options);
+    }
+  }
 }
 
 }  // namespace
@@ -118,69 +236,32 @@ absl::StatusOr<CommandLine> ParseCliFlags(int argc, char** argv) {
     }
     if (arg == "version") {  // `railwatch --version`, as every other program here takes it
       line.args = {"version"};
-      return line;
+      break;
     }
-    absl::Status s = SetFlag(arg, i, argc, argv, line.flags_set);
-    if (!s.ok()) return s;
+    if (absl::Status s = ReadFlag(arg, i, argc, argv, line); !s.ok()) return s;
   }
+  ApplyDefaults(line);
   return line;
 }
 
-CliOptions OptionsFromFlags() {
-  CliOptions o;
-  o.server = absl::GetFlag(FLAGS_server);
-  if (o.server.empty()) {
-    const char* env = std::getenv("RAILWATCH_SERVER");
-    o.server = env != nullptr && *env != '\0' ? env : "127.0.0.1:9740";
-  }
-  o.timeout_seconds = absl::GetFlag(FLAGS_timeout);
-  o.json = absl::GetFlag(FLAGS_json);
-  o.tls.enabled = absl::GetFlag(FLAGS_tls);
-  o.tls.ca_file = absl::GetFlag(FLAGS_tls_ca);
-  o.tls.cert_file = absl::GetFlag(FLAGS_tls_cert);
-  o.tls.key_file = absl::GetFlag(FLAGS_tls_key);
-  o.tls.server_name = absl::GetFlag(FLAGS_tls_server_name);
-  o.token = absl::GetFlag(FLAGS_token);
-  o.token_file = absl::GetFlag(FLAGS_token_file);
-  if (o.token.empty() && o.token_file.empty()) {
-    const char* env = std::getenv("RAILWATCH_TOKEN");
-    if (env != nullptr) o.token = env;
-  }
-  o.markdown = absl::GetFlag(FLAGS_markdown);
-  o.state = absl::GetFlag(FLAGS_state);
-  o.severity = absl::GetFlag(FLAGS_severity);
-  o.playbook = absl::GetFlag(FLAGS_playbook);
-  o.host = absl::GetFlag(FLAGS_host);
-  o.switch_name = absl::GetFlag(FLAGS_switch);
-  o.since = absl::GetFlag(FLAGS_since);
-  o.limit = absl::GetFlag(FLAGS_limit);
-  o.runbook = absl::GetFlag(FLAGS_runbook);
-  o.reconnect = absl::GetFlag(FLAGS_reconnect);
-  o.window = absl::GetFlag(FLAGS_window);
-  o.range = absl::GetFlag(FLAGS_range);
-  o.start = absl::GetFlag(FLAGS_start);
-  o.end = absl::GetFlag(FLAGS_end);
-  o.jobs = absl::GetFlag(FLAGS_jobs);
-  o.gnmi_format = absl::GetFlag(FLAGS_format);
-  o.gnmi_profile = absl::GetFlag(FLAGS_profile);
-  o.gnmi_profiles_dir = absl::GetFlag(FLAGS_profiles_dir);
-  if (o.gnmi_profiles_dir.empty()) o.gnmi_profiles_dir = ShippedPath("profiles/gnmi");
-  o.rules_dir = absl::GetFlag(FLAGS_rules);
-  if (o.rules_dir.empty()) o.rules_dir = ShippedPath("rules");
-  return o;
-}
-
 std::string FlagsHelp() {
-  std::vector<const absl::CommandLineFlag*> flags;
-  for (const auto& [name, flag] : absl::GetAllFlags()) {
-    if (IsCliFlag(*flag)) flags.push_back(flag);
-  }
-  std::sort(flags.begin(), flags.end(),
-            [](const auto* a, const auto* b) { return a->Name() < b->Name(); });
-  std::string text = "Flags:\n";
-  for (const absl::CommandLineFlag* f : flags) {
-    absl::StrAppend(&text, "  --", f->Name(), " (default \"", f->DefaultValue(), "\")\n      ",
-                    f->Help(), "\n");
+  std::string text = "Flags (`railwatch help COMMAND` lists the ones a command takes):\n";
+  for (FlagGroup group : {FlagGroup::kConnection, FlagGroup::kFilter, FlagGroup::kCommand}) {
+    absl::StrAppend(&text, "\n", FlagGroupTitle(group), ":\n");
+    for (const FlagSpec& f : Flags()) {
+      if (f.group != group) continue;
+      absl::StrAppend(
+          &text, "  --", f.name, " (default \"", f.DefaultText(), "\")\n      ",
+          f.value_name.empty() ? "" : absl::StrCat("--", f.name, "=", f.value_name, ": "), f.help,
+          "\n");
+      if (group != FlagGroup::kCommand) continue;
+      std::vector<std::string> takers;
+      for (const CommandSpec& c : Commands()) {
+        const std::vector<std::string> takes = c.FlagNames();
+        if (std::binary_search(takes.begin(), takes.end(), f.name)) takers.push_back(c.name);
+      }
+      absl::StrAppend(&text, "      (", absl::StrJoin(takers, ", "), ")\n");
+    }
   }
   return text;
 }

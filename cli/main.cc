@@ -1,4 +1,4 @@
-// railwatch: the command-line client. Wiring only: flags (cli/flags.cc), then RunCommand
+// railwatch: the command-line client. Wiring only: the flags (cli/flags.cc), then the command
 // (cli/commands.cc).
 #include <iostream>
 #include <string>
@@ -13,14 +13,15 @@ int main(int argc, char** argv) {
   absl::StatusOr<railwatch::CommandLine> line = railwatch::ParseCliFlags(argc, argv);
   if (!line.ok()) {
     std::cerr << "railwatch: " << line.status().message()
-              << "\n(`railwatch help` lists the commands, --helpfull every flag)\n";
+              << "\n(`railwatch help` lists the commands, `railwatch --help` every flag)\n";
     return railwatch::kExitUsage;
   }
-  if (line->helpfull) {
+  std::vector<std::string> args = line->args;
+  if (line->helpfull || (line->help && args.empty())) {
+    // `railwatch --help`: the commands, then every flag with its default.
     std::cout << railwatch::CommandHelp() << "\n" << railwatch::FlagsHelp();
     return railwatch::kExitOk;
   }
-  std::vector<std::string> args = line->args;
   if (!args.empty() && !line->help) {
     // A flag the command does not take is an error, not silently ignored.
     if (absl::Status s = railwatch::CheckCommandFlags(args[0], line->flags_set); !s.ok()) {
@@ -30,11 +31,11 @@ int main(int argc, char** argv) {
     }
   }
   if (line->help) {
-    // `railwatch --help`, `railwatch COMMAND --help`: that command's usage.
+    // `railwatch COMMAND --help`: that command's usage.
     args.insert(args.begin(), "help");
     args.resize(std::min<size_t>(args.size(), 2));
   }
-  railwatch::CliOptions options = railwatch::OptionsFromFlags();
+  railwatch::CliOptions& options = line->options;
   if (!args.empty() && args[0] == "watch") {
     // Before any gRPC thread exists: Ctrl-C cancels the stream and watch exits 0. Other
     // commands keep the default (Ctrl-C ends them at once).

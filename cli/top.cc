@@ -40,15 +40,23 @@ struct TopView {
 // Names from docs/METRICS.md (common/vocabulary.cc).
 const std::vector<TopView>& Views() {
   static const std::vector<TopView> views = {
-      {"pfc", "No port sent or received PFC pause frames", {
+      {"pfc",
+       "No port sent or received PFC pause frames",
+       {
            {"fabric_pfc_pause_frames_total", "pause", ""},
-       }, false},
-      {"ecn", "No queue marked ECN and no NIC saw ECN marks or sent CNPs", {
+       },
+       false},
+      {"ecn",
+       "No queue marked ECN and no NIC saw ECN marks or sent CNPs",
+       {
            {"fabric_switch_queue_ecn_marked_packets_total", "ecn_marked", "tx"},
            {"fabric_roce_ecn_marked_packets_total", "roce_ecn_marked", "rx"},
            {"fabric_roce_cnp_sent_total", "cnp_sent", "tx"},
-       }, false},
-      {"errors", "No port counted errors", {
+       },
+       false},
+      {"errors",
+       "No port counted errors",
+       {
            {"fabric_rdma_symbol_errors_total", "symbol_errors", "rx"},
            {"fabric_rdma_port_receive_errors_total", "receive_errors", "rx"},
            {"fabric_rdma_link_downed_total", "link_downed", ""},
@@ -59,7 +67,8 @@ const std::vector<TopView>& Views() {
            {"fabric_switch_interface_transmit_errors_total", "out_errors", "tx"},
            {"fabric_switch_interface_receive_discards_total", "in_discards", "rx"},
            {"fabric_switch_interface_transmit_discards_total", "out_discards", "tx"},
-       }, true},
+       },
+       true},
   };
   return views;
 }
@@ -82,7 +91,8 @@ std::string PortName(const v1::Series& s) {
   const std::string device = LabelValue(s.labels(), "device");
   const std::string port = LabelValue(s.labels(), "port");
   const std::string interface = LabelValue(s.labels(), "interface");
-  if (!interface.empty()) return device.empty() ? interface : absl::StrCat(interface, " (", device, ")");
+  if (!interface.empty())
+    return device.empty() ? interface : absl::StrCat(interface, " (", device, ")");
   return port.empty() ? device : absl::StrCat(device, "/", port);
 }
 
@@ -160,8 +170,11 @@ std::string RenderTable(const TopView& view, const std::vector<PortRate>& rows) 
 nlohmann::json RowsJson(const std::vector<PortRate>& rows) {
   nlohmann::json ports = nlohmann::json::array();
   for (const PortRate& r : rows) {
-    nlohmann::json j = {{r.on_switch ? "switch" : "host", r.where}, {"port", r.port},
-                        {"rate", r.rate}, {"counters", r.counters}, {"labels", r.labels}};
+    nlohmann::json j = {{r.on_switch ? "switch" : "host", r.where},
+                        {"port", r.port},
+                        {"rate", r.rate},
+                        {"counters", r.counters},
+                        {"labels", r.labels}};
     if (!r.priority.empty()) j["priority"] = r.priority;
     if (!r.queue.empty()) j["queue"] = r.queue;
     if (!r.direction.empty()) j["direction"] = r.direction;
@@ -173,14 +186,12 @@ nlohmann::json RowsJson(const std::vector<PortRate>& rows) {
 }  // namespace
 
 int RunTop(const CommandArgs& args, const CliOptions& o, std::ostream& out, std::ostream& err) {
-  if (args.size() != 2) return UsageError("top", "wants one of pfc, ecn, errors", err);
   const TopView* view = nullptr;
   for (const TopView& v : Views()) {
     if (args[1] == v.name) view = &v;
   }
   if (view == nullptr) {
-    return UsageError("top", absl::StrCat("\"", args[1], "\" is not one of pfc, ecn, errors"),
-                      err);
+    return UsageError("top", absl::StrCat("\"", args[1], "\" is not one of pfc, ecn, errors"), err);
   }
   absl::StatusOr<absl::Duration> window = ParseDuration(o.window);
   if (!window.ok() || *window <= absl::ZeroDuration()) {

@@ -93,6 +93,16 @@ for args, flag in [(["top", "--state=firing"], "--state"),
     if p.returncode != 2 or f"{flag} does not apply" not in p.stderr:
         failures.append(f"railwatch {' '.join(args)}: exit {p.returncode}, stderr "
                         f"{p.stderr[:200]!r}: want exit 2 saying {flag} does not apply")
+# `railwatch --help`: the commands, then every flag (as --helpfull lists them) with its default.
+rc, text = run([f"{BUILD}/cli/railwatch", "--help"])
+cli_flags = re.findall(r"^  --([a-z_]+) \(default ", text, re.M)
+if rc != 0 or "Connection" not in text or len(cli_flags) < 20 or len(set(cli_flags)) != len(cli_flags):
+    failures.append(f"railwatch --help: exit {rc}, flags {cli_flags}: want every flag once, grouped")
+# An unknown flag is exit 2, with the flag it is close to.
+p = subprocess.run([f"{BUILD}/cli/railwatch", "diagnoses", "--stat=firing"], capture_output=True,
+                   text=True, timeout=60)
+if p.returncode != 2 or "did you mean --state?" not in p.stderr:
+    failures.append(f"railwatch diagnoses --stat=firing: exit {p.returncode}, {p.stderr[:200]!r}")
 rc, text = run([f"{BUILD}/sim/railwatch-sim", "run", "--help"])
 if rc != 0 or "--jobs" not in text:
     failures.append(f"railwatch-sim run --help: exit {rc}, no --jobs in:\n{text[:300]}")

@@ -1,12 +1,16 @@
 // The Query commands against a fake railwatchd: tables, JSON, the filters each request
 // carries, exit codes, help per command, and the flag parser.
+#include <algorithm>
 #include <cctype>
 #include <initializer_list>
+#include <set>
 #include <string>
 #include <vector>
 
-#include "absl/flags/reflection.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "cli/command_table.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli_fake_query.h"
@@ -28,10 +32,10 @@ constexpr int64_t kT0 = 1714564800LL * 1000000000;  // 2024-05-01T12:00:00Z
 constexpr int64_t kSecond = 1000000000;
 
 v1::Diagnosis StormDiagnosis() {
-  v1::Diagnosis d = MakeDiagnosis(
-      "3f2a9c01b7de", "pfc_storm", v1::SEVERITY_CRITICAL, v1::DIAGNOSIS_STATE_FIRING,
-      {{"device", "mlx5_3"}, {"host", "gpu-node-004"}, {"port", "1"}},
-      "PFC storm from gpu-node-004 mlx5_3");
+  v1::Diagnosis d =
+      MakeDiagnosis("3f2a9c01b7de", "pfc_storm", v1::SEVERITY_CRITICAL, v1::DIAGNOSIS_STATE_FIRING,
+                    {{"device", "mlx5_3"}, {"host", "gpu-node-004"}, {"port", "1"}},
+                    "PFC storm from gpu-node-004 mlx5_3");
   d.set_location("gpu-node-004 mlx5_3 (rail 3, leaf-r3 Ethernet12)");
   d.set_description("The NIC sends pause frames without receiving any.");
   d.set_active_since_unix_nano(kT0 + 11 * kSecond);
@@ -81,10 +85,9 @@ v1::Diagnosis StormDiagnosis() {
 FakeQueryData CannedData() {
   FakeQueryData data;
   data.diagnoses.push_back(StormDiagnosis());
-  data.diagnoses.push_back(MakeDiagnosis("0000000000aa", "link_flap", v1::SEVERITY_WARNING,
-                                         v1::DIAGNOSIS_STATE_PENDING,
-                                         {{"host", "gpu-node-002"}, {"device", "mlx5_6"}},
-                                         "Link flapping on gpu-node-002 mlx5_6"));
+  data.diagnoses.push_back(MakeDiagnosis(
+      "0000000000aa", "link_flap", v1::SEVERITY_WARNING, v1::DIAGNOSIS_STATE_PENDING,
+      {{"host", "gpu-node-002"}, {"device", "mlx5_6"}}, "Link flapping on gpu-node-002 mlx5_6"));
   v1::AgentInfo* ok = data.agents.add_agents();
   ok->set_agent_id("gpu-node-001");
   ok->set_role(v1::AGENT_ROLE_HOST);
@@ -215,8 +218,7 @@ TEST_F(CliCommandsTest, BadFiltersAreUsageErrorsAndSendNothing) {
   for (auto set : std::initializer_list<void (*)(CliOptions&)>{
            [](CliOptions& o) { o.state = "burning"; },
            [](CliOptions& o) { o.severity = "critical,urgent"; },
-           [](CliOptions& o) { o.since = "yesterday"; },
-           [](CliOptions& o) { o.limit = -3; }}) {
+           [](CliOptions& o) { o.since = "yesterday"; }, [](CliOptions& o) { o.limit = -3; }}) {
     CliOptions o = Options();
     set(o);
     CliRun r = Run({"diagnoses"}, o);
@@ -253,8 +255,11 @@ TEST_F(CliCommandsTest, ExplainShowsTheEvidenceTimelineInTimeOrder) {
     at = found + s.size();
   }
   EXPECT_THAT(r.out, HasSubstr("where     gpu-node-004 mlx5_3 (rail 3, leaf-r3 Ethernet12)"));
-  EXPECT_THAT(r.out, HasSubstr("Blast radius: job train-a stalls (16 GPUs on 1 host); the fault is on 2 hosts (leaf "
-                              "scope): gpu-node-001, gpu-node-004; 16 GPUs stalled, about $8 a minute"));
+  EXPECT_THAT(
+      r.out,
+      HasSubstr(
+          "Blast radius: job train-a stalls (16 GPUs on 1 host); the fault is on 2 hosts (leaf "
+          "scope): gpu-node-001, gpu-node-004; 16 GPUs stalled, about $8 a minute"));
   EXPECT_THAT(r.out, HasSubstr("hosts  gpu-node-001 gpu-node-004"));
   EXPECT_THAT(r.out, HasSubstr("job train-a: 16 GPUs, 16 ranks (1 in the blast radius)"));
   EXPECT_THAT(r.out, HasSubstr("explains  1 symptom(s)"));
@@ -286,7 +291,7 @@ TEST_F(CliCommandsTest, AgentsShowHealthAndProblems) {
   EXPECT_THAT(r.out, HasSubstr("HEALTH"));
   EXPECT_THAT(r.out, HasSubstr("PROBLEMS"));
   EXPECT_THAT(r.out, ContainsRegex("gpu-node-002 +host +degraded .*collector ethtool "
-                                            "failing; lag 12.0s"));
+                                   "failing; lag 12.0s"));
   // Switch agents' targets in their own table.
   EXPECT_THAT(r.out, ContainsRegex("\nAGENT +TARGET .*\nswitch-agent-1 +leaf-r7"));
   CliOptions o = Options();
@@ -372,63 +377,110 @@ std::vector<char*> Argv(std::vector<std::string>& args) {
   return argv;
 }
 
-TEST(CliFlagsTest, FlagsGoBeforeOrAfterTheCommand) {
-  absl::FlagSaver restore;
-  std::vector<std::string> args = {"railwatch", "--server", "h:1", "explain", "ID", "--json",
-                                   "--limit=7", "--noreconnect", "--", "--not-a-flag"};
+absl::StatusOr<CommandLine> Parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "railwatch");
   std::vector<char*> argv = Argv(args);
-  absl::StatusOr<CommandLine> line = ParseCliFlags(argv.size(), argv.data());
+  return ParseCliFlags(argv.size(), argv.data());
+}
+
+TEST(CliFlagsTest, FlagsGoBeforeOrAfterTheCommand) {
+  absl::StatusOr<CommandLine> line = Parse({"--server", "h:1", "explain", "ID", "--json",
+                                            "--limit=7", "--noreconnect", "--", "--not-a-flag"});
   ASSERT_TRUE(line.ok()) << line.status();
   EXPECT_THAT(line->args, ElementsAre("explain", "ID", "--not-a-flag"));
   EXPECT_FALSE(line->help);
-  CliOptions o = OptionsFromFlags();
+  const CliOptions& o = line->options;
   EXPECT_EQ(o.server, "h:1");
   EXPECT_TRUE(o.json);
   EXPECT_EQ(o.limit, 7);
   EXPECT_FALSE(o.reconnect);
 }
 
+TEST(CliFlagsTest, EveryFormUsersType) {
+  absl::StatusOr<CommandLine> line =
+      Parse({"-json", "--reconnect=false", "watch", "--tls", "--timeout", "2.5", "--window=5m",
+             "--jobs=true", "--state", "firing", "-", "--tls_ca=ca.pem"});
+  ASSERT_TRUE(line.ok()) << line.status();
+  EXPECT_THAT(line->args, ElementsAre("watch", "-"));
+  EXPECT_THAT(line->flags_set, ElementsAre("json", "reconnect", "tls", "timeout", "window", "jobs",
+                                           "state", "tls_ca"));
+  const CliOptions& o = line->options;
+  EXPECT_TRUE(o.json);
+  EXPECT_FALSE(o.reconnect);
+  EXPECT_TRUE(o.tls.enabled);
+  EXPECT_DOUBLE_EQ(o.timeout_seconds, 2.5);
+  EXPECT_EQ(o.window, "5m");
+  EXPECT_TRUE(o.jobs);
+  EXPECT_EQ(o.state, "firing");
+  EXPECT_EQ(o.tls.ca_file, "ca.pem");
+  // Defaults from the table (CliOptions' initialisers), shipped data where a flag reads it.
+  EXPECT_EQ(o.gnmi_format, "auto");
+  EXPECT_FALSE(o.rules_dir.empty());
+  EXPECT_FALSE(o.gnmi_profiles_dir.empty());
+  EXPECT_EQ(Parse({"--rules=r.yaml", "rules", "list"})->options.rules_dir, "r.yaml");
+}
+
 TEST(CliFlagsTest, HelpAndBadFlags) {
-  absl::FlagSaver restore;
-  std::vector<std::string> help = {"railwatch", "top", "-h"};
-  std::vector<char*> argv = Argv(help);
-  absl::StatusOr<CommandLine> line = ParseCliFlags(argv.size(), argv.data());
+  absl::StatusOr<CommandLine> line = Parse({"top", "-h"});
   ASSERT_TRUE(line.ok());
   EXPECT_TRUE(line->help);
   EXPECT_THAT(line->args, ElementsAre("top"));
+  EXPECT_TRUE(Parse({"--help"})->help);
+  EXPECT_TRUE(Parse({"--helpfull"})->helpfull);
 
-  for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
-           {"railwatch", "--nosuchflag", "agents"},
-           {"railwatch", "top", "--limit=ten"},
-           {"railwatch", "agents", "--server"}}) {
-    std::vector<char*> v = Argv(bad);
-    absl::StatusOr<CommandLine> r = ParseCliFlags(v.size(), v.data());
-    EXPECT_FALSE(r.ok()) << bad[1];
+  for (std::vector<std::string> bad :
+       std::vector<std::vector<std::string>>{{"--nosuchflag", "agents"},
+                                             {"top", "--limit=ten"},
+                                             {"agents", "--server"},
+                                             {"--json=maybe", "agents"},
+                                             {"--timeout=soon", "agents"},
+                                             {"--nolimit", "top"}}) {
+    absl::StatusOr<CommandLine> r = Parse(bad);
+    EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << bad[0] << " " << bad[1];
   }
-  std::vector<std::string> ten = {"railwatch", "top", "--limit=ten"};
-  std::vector<char*> v = Argv(ten);
-  EXPECT_THAT(std::string(ParseCliFlags(v.size(), v.data()).status().message()),
+  EXPECT_THAT(std::string(Parse({"top", "--limit=ten"}).status().message()),
               HasSubstr("--limit=ten"));
+  EXPECT_THAT(std::string(Parse({"agents", "--server"}).status().message()),
+              HasSubstr("--server wants a value"));
+  // An unknown flag says so, and names the flag it is close to.
+  EXPECT_EQ(Parse({"diagnoses", "--stat=firing"}).status().message(),
+            "unknown flag --stat (did you mean --state?)");
+  EXPECT_EQ(Parse({"--nosuchflag", "agents"}).status().message(), "unknown flag --nosuchflag");
   EXPECT_THAT(FlagsHelp(), HasSubstr("--tls_server_name"));
 
-  std::vector<std::string> version = {"railwatch", "--version"};
-  std::vector<char*> vv = Argv(version);
-  absl::StatusOr<CommandLine> as_flag = ParseCliFlags(vv.size(), vv.data());
+  absl::StatusOr<CommandLine> as_flag = Parse({"--version"});
   ASSERT_TRUE(as_flag.ok()) << as_flag.status();
   EXPECT_THAT(as_flag->args, ElementsAre("version"));
 }
 
+// `railwatch --help` (and --helpfull): every flag once, under its group, with its default,
+// and in the line format the deploy checks read (tests/deploy/deploy_lib.py).
+TEST(CliFlagsTest, FlagsHelpListsEveryFlagByGroupWithItsDefault) {
+  const std::string help = FlagsHelp();
+  for (const FlagSpec& f : Flags()) {
+    EXPECT_THAT(help, HasSubstr("\n  --" + f.name + " (default \"")) << f.name;
+  }
+  EXPECT_THAT(help, HasSubstr("  --timeout (default \"5\")"));
+  EXPECT_THAT(help, HasSubstr("  --window (default \"1m\")"));
+  EXPECT_THAT(help, HasSubstr("  --server (default \"$RAILWATCH_SERVER, else 127.0.0.1:9740\")"));
+  const size_t connection = help.find(FlagGroupTitle(FlagGroup::kConnection));
+  const size_t filter = help.find(FlagGroupTitle(FlagGroup::kFilter));
+  ASSERT_NE(connection, std::string::npos);
+  ASSERT_NE(filter, std::string::npos);
+  EXPECT_LT(connection, help.find("  --tls_ca "));
+  EXPECT_LT(help.find("  --tls_ca "), filter);
+  EXPECT_LT(filter, help.find("  --since "));
+}
+
 TEST(CliFlagsTest, AFlagTheCommandDoesNotTakeIsAUsageError) {
-  absl::FlagSaver restore;
-  std::vector<std::string> args = {"railwatch", "--server", "h:1", "explain", "ID", "--json",
-                                   "--limit=7", "--noreconnect", "--runbook"};
-  std::vector<char*> argv = Argv(args);
-  absl::StatusOr<CommandLine> line = ParseCliFlags(argv.size(), argv.data());
+  absl::StatusOr<CommandLine> line = Parse(
+      {"--server", "h:1", "explain", "ID", "--json", "--limit=7", "--noreconnect", "--runbook"});
   ASSERT_TRUE(line.ok()) << line.status();
   EXPECT_THAT(line->flags_set, ElementsAre("server", "json", "limit", "reconnect", "runbook"));
   absl::Status s = CheckCommandFlags("explain", line->flags_set);
   EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
-  EXPECT_THAT(std::string(s.message()), HasSubstr("--limit, --reconnect do not apply to `explain`"));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("--limit, --reconnect do not apply to `explain`"));
   // What it does take.
   EXPECT_THAT(std::string(s.message()), HasSubstr("it takes --runbook and the connection flags"));
 
@@ -464,13 +516,105 @@ TEST(CliHelpTest, UsageNamesExactlyTheFlagsTheCommandTakes) {
   }
 }
 
-TEST(CliFlagsTest, ServerFromTheEnvironment) {
-  absl::FlagSaver restore;
+TEST(CliFlagsTest, ServerAndTokenFromTheEnvironment) {
   setenv("RAILWATCH_SERVER", "daemon.example:9740", 1);
-  EXPECT_EQ(OptionsFromFlags().server, "daemon.example:9740");
+  setenv("RAILWATCH_TOKEN", "env-token", 1);
+  EXPECT_EQ(Parse({"agents"})->options.server, "daemon.example:9740");
+  EXPECT_EQ(Parse({"agents"})->options.token, "env-token");
+  // The flag wins over the environment.
+  EXPECT_EQ(Parse({"--server=h:2", "agents"})->options.server, "h:2");
+  EXPECT_EQ(Parse({"--token=flag-token", "agents"})->options.token, "flag-token");
+  // The variable is no flag the user gave: it never makes a command's flags wrong.
+  EXPECT_THAT(Parse({"rules", "list"})->flags_set, ::testing::IsEmpty());
   unsetenv("RAILWATCH_SERVER");
-  EXPECT_EQ(OptionsFromFlags().server, "127.0.0.1:9740");
+  unsetenv("RAILWATCH_TOKEN");
+  EXPECT_EQ(Parse({"agents"})->options.server, "127.0.0.1:9740");
+  EXPECT_EQ(Parse({"agents"})->options.token, "");
 }
 
-}  // namespace
+// Every command against every flag: one it does not take is a usage error that names it and
+// says what the command takes; one it takes is accepted.
+TEST(CliFlagsTest, EveryFlagACommandDoesNotTakeIsRefusedByName) {
+  for (const CommandSpec& command : Commands()) {
+    const std::vector<std::string> takes = CommandFlags(command.name);
+    for (const FlagSpec& flag : Flags()) {
+      const absl::Status s = CheckCommandFlags(command.name, {flag.name});
+      if (std::find(takes.begin(), takes.end(), flag.name) != takes.end()) {
+        EXPECT_TRUE(s.ok()) << command.name << " --" << flag.name << ": " << s;
+        continue;
+      }
+      EXPECT_TRUE(absl::IsInvalidArgument(s)) << command.name << " --" << flag.name;
+      EXPECT_THAT(std::string(s.message()),
+                  StartsWith("--" + flag.name + " does not apply to `" + command.name + "`"));
+      EXPECT_THAT(std::string(s.message()), HasSubstr("it takes "));
+    }
+  }
+}
+
+// `COMMAND --help` lists exactly the flags the command takes, one line each, each once.
+TEST(CliHelpTest, EachCommandsHelpListsExactlyItsFlags) {
+  for (const CommandSpec& command : Commands()) {
+    CliRun r = RunCli({command.name, "--help"}, CliOptions());
+    ASSERT_EQ(r.code, kExitOk) << command.name;
+    std::vector<std::string> listed;
+    for (absl::string_view line : absl::StrSplit(r.out, '\n')) {
+      if (!absl::StartsWith(line, "  --")) continue;
+      line.remove_prefix(4);
+      listed.emplace_back(line.substr(0, line.find_first_of("= ")));
+    }
+    std::sort(listed.begin(), listed.end());
+    EXPECT_EQ(listed, CommandFlags(command.name)) << command.name << ":\n" << r.out;
+  }
+}
+
+// The command table: every command has its forms with a summary, a description, an example
+// and a Run function; the flags it names exist; every flag is taken by some command; and
+// `railwatch help` lists every form.
+TEST(CliHelpTest, TheCommandTableHasNoCommandWithoutHelpOrExample) {
+  const std::string list = RunCli({"help"}, CliOptions()).out;
+  std::set<std::string> taken;
+  ASSERT_FALSE(Commands().empty());
+  for (const CommandSpec& command : Commands()) {
+    EXPECT_NE(command.run, nullptr) << command.name;
+    ASSERT_FALSE(command.forms.empty()) << command.name;
+    EXPECT_THAT(command.forms[0].synopsis, StartsWith(command.name)) << command.name;
+    for (const CommandSpec::FormLine& form : command.forms) {
+      EXPECT_FALSE(form.summary.empty()) << form.synopsis;
+      EXPECT_THAT(list, HasSubstr("  " + form.synopsis)) << form.synopsis;
+    }
+    EXPECT_FALSE(command.description.empty()) << command.name;
+    EXPECT_FALSE(command.example.empty()) << command.name;
+    EXPECT_THAT(command.example, StartsWith("$ railwatch " + command.name)) << command.name;
+    EXPECT_THAT(CommandUsage(command.name), HasSubstr("\nExample:\n  $ railwatch "));
+    if (command.min_args > 0 || command.max_args >= 0) {
+      EXPECT_FALSE(command.args_problem.empty()) << command.name;
+    }
+    for (const CommandSpec::TakenFlag& f : command.flags) {
+      EXPECT_NE(FindFlag(f.name), nullptr) << command.name << " takes --" << f.name;
+    }
+    for (const std::string& f : CommandFlags(command.name)) taken.insert(f);
+    EXPECT_EQ(FindCommand(command.name), &command);
+  }
+  for (const FlagSpec& f : Flags()) {
+    EXPECT_TRUE(taken.count(f.name)) << "no command takes --" << f.name;
+    EXPECT_FALSE(f.help.empty()) << f.name;
+  }
+}
+
+TEST(CliHelpTest, AWrongNumberOfArgumentsIsTheCommandsUsageError) {
+  for (const auto& [args, problem] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"diagnoses", "extra"}, "railwatch diagnoses: takes no arguments"},
+           {{"explain"}, "railwatch explain: wants one diagnosis ID"},
+           {{"top"}, "railwatch top: wants one of pfc, ecn, errors"},
+           {{"series"}, "railwatch series: wants a selector or an expression"},
+           {{"version", "x"}, "railwatch version: takes no arguments"}}) {
+    CliRun r = RunCli(args, CliOptions());
+    EXPECT_EQ(r.code, kExitUsage) << args[0];
+    EXPECT_THAT(r.err, StartsWith(problem));
+    EXPECT_THAT(r.err, HasSubstr("usage: railwatch " + args[0]));
+  }
+  EXPECT_THAT(RunCli({"diagnosis"}, CliOptions()).err, HasSubstr("did you mean `diagnoses`?"));
+}
+
+}  // namespace cli_commands_test
 }  // namespace railwatch::testing
