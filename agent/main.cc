@@ -56,11 +56,12 @@ ABSL_FLAG(std::string, netdevs, "",
           "against the whole name (\"ens1f0np0|ens2f0np0\", \"eth[0-7]\"); empty: every netdev "
           "with a device behind it (<sysfs_root>/class/net/X/device) or behind an RDMA port, "
           "never lo");
-ABSL_FLAG(std::string, lldp_source, "lldpcli",
+ABSL_FLAG(std::string, lldp_source, "auto",
           "--role=host: where this host's LLDP neighbours (the switch port behind each NIC, "
           "fabric_lldp_neighbor_info) come from: lldpcli (run `lldpcli -f json0 show "
           "neighbors`; nothing when lldpd is not installed), lldpcli:PROGRAM, file:PATH (lldpd's "
-          "output written to a file) or off");
+          "output written to a file), off, or auto: lldpcli when --sysfs_root is /sys, else off "
+          "(a simulated tree is not this machine's cabling)");
 ABSL_FLAG(absl::Duration, lldp_refresh, absl::Seconds(30),
           "--role=host: how often the LLDP neighbours are read again (lldpd sends every 30 s)");
 ABSL_FLAG(bool, ethtool, true,
@@ -223,7 +224,8 @@ int main(int argc, char** argv) {
       return 2;
     }
     absl::StatusOr<std::unique_ptr<railwatch::LldpSource>> lldp =
-        railwatch::LldpSourceFromFlag(absl::GetFlag(FLAGS_lldp_source));
+        railwatch::LldpSourceFromFlag(absl::GetFlag(FLAGS_lldp_source),
+                                      /*real_host=*/absl::GetFlag(FLAGS_sysfs_root) == "/sys");
     if (!lldp.ok()) {
       spdlog::critical("{}", lldp.status().message());
       return 2;

@@ -159,16 +159,18 @@ std::unique_ptr<LldpSource> LldpFileSource(std::string path) {
   return std::make_unique<LldpFile>(std::move(path));
 }
 
-absl::StatusOr<std::unique_ptr<LldpSource>> LldpSourceFromFlag(std::string_view flag) {
+absl::StatusOr<std::unique_ptr<LldpSource>> LldpSourceFromFlag(std::string_view flag,
+                                                               bool real_host) {
   const absl::string_view f(flag.data(), flag.size());
-  if (f == "off") return std::unique_ptr<LldpSource>();
+  if (f == "off" || (f == "auto" && !real_host)) return std::unique_ptr<LldpSource>();
+  if (f == "auto") return LldpcliSource();
   if (f == "lldpcli" || f.empty()) return LldpcliSource();
   if (absl::StartsWith(f, "lldpcli:") && f.size() > 8) {
     return LldpcliSource(std::string(f.substr(8)));
   }
   if (absl::StartsWith(f, "file:") && f.size() > 5) return LldpFileSource(std::string(f.substr(5)));
-  return absl::InvalidArgumentError(
-      absl::StrCat("--lldp_source=", f, ": expected lldpcli, lldpcli:PROGRAM, file:PATH or off"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--lldp_source=", f, ": expected auto, lldpcli, lldpcli:PROGRAM, file:PATH or off"));
 }
 
 LldpCollector::LldpCollector(Options options, std::unique_ptr<LldpSource> source,

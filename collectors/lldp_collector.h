@@ -45,8 +45,11 @@ std::unique_ptr<LldpSource> LldpcliSource(std::string program = "lldpcli",
 // Reads a file lldpd's output was written to (the simulator's hosts, a capture).
 std::unique_ptr<LldpSource> LldpFileSource(std::string path);
 
-// --lldp_source: "lldpcli" (the default), "lldpcli:PROGRAM", "file:PATH", or "off" (null).
-absl::StatusOr<std::unique_ptr<LldpSource>> LldpSourceFromFlag(std::string_view flag);
+// --lldp_source: "auto" (the default: lldpcli on a real host, that is when the agent reads the
+// machine's own /sys, else off: a simulated or fixture tree is not this machine's cabling),
+// "lldpcli", "lldpcli:PROGRAM", "file:PATH", or "off" (null).
+absl::StatusOr<std::unique_ptr<LldpSource>> LldpSourceFromFlag(std::string_view flag,
+                                                               bool real_host = true);
 
 class LldpCollector final : public Collector {
  public:

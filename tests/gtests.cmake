@@ -103,12 +103,14 @@ target_link_libraries(railwatch_tailer_tests PRIVATE
 gtest_discover_tests(railwatch_tailer_tests DISCOVERY_TIMEOUT 60)
 
 # ethtool statistics and netlink link events: recorded dumps, and the real kernel paths on veth
-# pairs in network namespaces that the tests create and delete (needs root, iproute2, ethtool).
+# pairs in network namespaces that the tests create and delete (needs root, iproute2, ethtool);
+# the LLDP collector against Debian's lldpd in such namespaces (lldpd).
 add_executable(railwatch_netdev_tests
   unit/netdev/ethtool_collector_test.cc
   unit/netdev/ethtool_dir_backend_test.cc
   unit/netdev/ethtool_dump_test.cc
   unit/netdev/link_state_test.cc
+  unit/netdev/lldpd_test.cc
   unit/netdev/netns.cc
   unit/netdev/veth_test.cc)
 target_link_libraries(railwatch_netdev_tests PRIVATE

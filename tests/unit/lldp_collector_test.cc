@@ -164,13 +164,15 @@ TEST_F(LldpCollectorTest, LldpcliIsRunWithJson0AndBoundedInTime) {
 
 TEST(LldpSourceFlag, Forms) {
   EXPECT_EQ(*LldpSourceFromFlag("off"), nullptr);
+  EXPECT_EQ((*LldpSourceFromFlag("auto", /*real_host=*/true))->name(), "lldpcli");
+  EXPECT_EQ(*LldpSourceFromFlag("auto", /*real_host=*/false), nullptr);
   EXPECT_EQ((*LldpSourceFromFlag("lldpcli"))->name(), "lldpcli");
   EXPECT_EQ((*LldpSourceFromFlag("lldpcli:/usr/sbin/lldpcli"))->name(), "/usr/sbin/lldpcli");
   EXPECT_EQ((*LldpSourceFromFlag("file:/run/n.json"))->name(), "/run/n.json");
   absl::StatusOr<std::unique_ptr<LldpSource>> bad = LldpSourceFromFlag("snmp");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
-            "--lldp_source=snmp: expected lldpcli, lldpcli:PROGRAM, file:PATH or off");
+            "--lldp_source=snmp: expected auto, lldpcli, lldpcli:PROGRAM, file:PATH or off");
 }
 
 }  // namespace
