@@ -78,24 +78,6 @@ size_t SpareFileDescriptors() {
   return limit.rlim_cur > open ? limit.rlim_cur - open : 0;
 }
 
-absl::StatusOr<LinkFlap> ParseLinkFlap(absl::string_view spec) {
-  std::vector<absl::string_view> at = absl::StrSplit(spec, '@');
-  std::vector<absl::string_view> parts;
-  if (at.size() == 2) parts = absl::StrSplit(at[0], '/');
-  LinkFlap f;
-  if (parts.size() != 3 || !absl::SimpleAtoi(parts[2], &f.port)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad flap \"", spec,
-                     "\": expected HOST/DEVICE/PORT@OFFSET, e.g. gpu-node-003/mlx5_5/1@8s"));
-  }
-  f.host = std::string(parts[0]);
-  f.device = std::string(parts[1]);
-  absl::StatusOr<absl::Duration> offset = ParseDuration(at[1]);
-  if (!offset.ok()) return offset.status();
-  f.at = *offset;
-  return f;
-}
-
 std::vector<LinkFlap> ExpandRepeatedFlap(const RepeatedFlap& r, absl::Duration down_for) {
   std::vector<LinkFlap> out;
   for (int i = 0; i < r.count; ++i) {

@@ -54,9 +54,6 @@ struct LinkFlap {
   FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
 };
 
-// Parses HOST/DEVICE/PORT@OFFSET, e.g. gpu-node-003/mlx5_5/1@8s.
-absl::StatusOr<LinkFlap> ParseLinkFlap(absl::string_view spec);
-
 // The flaps of a --flap_repeat: COUNT flaps, one every PERIOD, each down for `down_for`.
 std::vector<LinkFlap> ExpandRepeatedFlap(const RepeatedFlap& r, absl::Duration down_for);
 

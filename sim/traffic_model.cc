@@ -34,13 +34,6 @@ absl::StatusOr<SimJob> ParseJob(absl::string_view spec) {
   return job;
 }
 
-absl::StatusOr<NicDegrade> ParseDegrade(absl::string_view spec) {
-  return ParseNicFault<NicDegrade>(
-      "degrade", spec, "HOST/DEVICE@OFFSET[:FACTOR], e.g. gpu-node-003/mlx5_5@10s:0.5",
-      &NicDegrade::factor, [](double f) { return f > 0 && f < 1; },
-      "FACTOR is a share of the link speed in (0, 1)");
-}
-
 // leaf-r<rail> (one leaf per rail) or leaf-g<group>-r<rail> (rail groups, --hosts_per_leaf).
 bool ParseLeafName(absl::string_view name, int& group, int& rail) {
   group = 0;
@@ -52,25 +45,6 @@ bool ParseLeafName(absl::string_view name, int& group, int& rail) {
     if (ok) name.remove_prefix(dash + 1);
   }
   return ok && absl::ConsumePrefix(&name, "r") && absl::SimpleAtoi(name, &rail) && rail >= 0;
-}
-
-absl::StatusOr<EcnMisconfig> ParseEcnMisconfig(absl::string_view spec) {
-  constexpr absl::string_view kFlag = "ecn_misconfig";
-  constexpr absl::string_view kForm = "SWITCH@OFFSET[:KB], e.g. leaf-r3@20s:3 or leaf-g1-r3@20s";
-  EcnMisconfig m;
-  absl::StatusOr<TimedSpec> parts = SplitTimedSpec(kFlag, spec, kForm, 1);
-  if (!parts.ok()) return parts.status();
-  m.at = parts->at;
-  if (absl::Status s = ParseExtraNumber(kFlag, spec, kForm, *parts, 0, m.threshold_offset_kb); !s.ok()) {
-    return s;
-  }
-  if (!ParseLeafName(parts->body, m.group, m.rail)) {
-    return SpecError(kFlag, spec, "SWITCH must be a leaf, leaf-r<rail> or leaf-g<group>-r<rail>",
-                     kForm);
-  }
-  if (!(m.threshold_offset_kb > 0)) return SpecError(kFlag, spec, "KB must be above 0", kForm);
-  m.switch_name = std::string(parts->body);
-  return m;
 }
 
 absl::Status ValidateTrafficFaults(int hosts, int nics_per_host, const std::vector<SimJob>& jobs,

@@ -28,18 +28,18 @@ struct SimJob {
 };
 absl::StatusOr<SimJob> ParseJob(absl::string_view spec);
 
-// --degrade=HOST/DEVICE@OFFSET[:FACTOR]: from OFFSET the NIC's link runs at FACTOR x its speed.
+// A link_degrade (sim/faults/link_degrade.cc): from `at` the NIC's link runs at `factor` x its
+// speed.
 struct NicDegrade {
   std::string host, device;
   absl::Duration at;
   double factor = 0.5;
   FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
 };
-absl::StatusOr<NicDegrade> ParseDegrade(absl::string_view spec);
 
-// --ecn_misconfig=SWITCH@OFFSET[:KB]: from OFFSET that leaf's ECN marking threshold on the RoCE
-// queue is KB kilobytes too high. SWITCH is a leaf: leaf-r<rail>, or leaf-g<group>-r<rail> in
-// a fabric of rail groups (--hosts_per_leaf).
+// An ecn_misconfig (sim/faults/ecn_misconfig.cc): from `at` that leaf's ECN marking threshold
+// on the RoCE queue is `threshold_offset_kb` kilobytes too high. The leaf is leaf-r<rail>, or
+// leaf-g<group>-r<rail> in a fabric of rail groups (--hosts_per_leaf).
 struct EcnMisconfig {
   std::string switch_name;
   int rail = 0;
@@ -48,7 +48,6 @@ struct EcnMisconfig {
   int group = 0;          // after kb, so that {name, rail, at, kb} initialisers keep their meaning
   FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
 };
-absl::StatusOr<EcnMisconfig> ParseEcnMisconfig(absl::string_view spec);
 // leaf-r<rail> -> group 0, or leaf-g<group>-r<rail>; false for any other name.
 bool ParseLeafName(absl::string_view name, int& group, int& rail);
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "sim/fault_kinds.h"
 #include "sim/scenario.h"
+#include "sim/spec_parsing.h"
 #include "sim/traffic_model.h"
 
 ABSL_FLAG(std::vector<std::string>, ecn_misconfig, {},
@@ -42,11 +43,21 @@ class EcnMisconfigFault : public FaultKind {
     return absl::GetFlag(FLAGS_ecn_misconfig);
   }
   absl::StatusOr<ScenarioFault> ParseFlag(absl::string_view spec) const override {
-    absl::StatusOr<EcnMisconfig> m = ParseEcnMisconfig(spec);
-    if (!m.ok()) return m.status();
-    ScenarioFault f = NewFault("", "", m->at);
-    f.switch_name = m->switch_name;
-    f.offset_kb = m->threshold_offset_kb;
+    constexpr absl::string_view kFlag = "ecn_misconfig";
+    constexpr absl::string_view kForm = "SWITCH@OFFSET[:KB], e.g. leaf-r3@20s:3 or leaf-g1-r3@20s";
+    absl::StatusOr<TimedSpec> parts = SplitTimedSpec(kFlag, spec, kForm, 1);
+    if (!parts.ok()) return parts.status();
+    ScenarioFault f = NewFault("", "", parts->at);
+    if (absl::Status s = ParseExtraNumber(kFlag, spec, kForm, *parts, 0, f.offset_kb); !s.ok()) {
+      return s;
+    }
+    int group = 0, rail = 0;
+    if (!ParseLeafName(parts->body, group, rail)) {
+      return SpecError(kFlag, spec, "SWITCH must be a leaf, leaf-r<rail> or leaf-g<group>-r<rail>",
+                       kForm);
+    }
+    if (!(f.offset_kb > 0)) return SpecError(kFlag, spec, "KB must be above 0", kForm);
+    f.switch_name = std::string(parts->body);
     return f;
   }
   // The NICs behind the leaf feel it (fewer marks and CNPs, slower jobs: host side, which

@@ -2,6 +2,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
 #include "sim/fault_kinds.h"
+#include "sim/spec_parsing.h"
 #include "sim/traffic_model.h"
 
 ABSL_FLAG(std::vector<std::string>, degrade, {},
@@ -29,11 +30,10 @@ class LinkDegradeFault : public FaultKind {
   }
   std::vector<std::string> FlagValues() const override { return absl::GetFlag(FLAGS_degrade); }
   absl::StatusOr<ScenarioFault> ParseFlag(absl::string_view spec) const override {
-    absl::StatusOr<NicDegrade> d = ParseDegrade(spec);
-    if (!d.ok()) return d.status();
-    ScenarioFault f = NewFault(d->host, d->device, d->at);
-    f.factor = d->factor;
-    return f;
+    return Own(ParseNicFault<ScenarioFault>(
+        "degrade", spec, "HOST/DEVICE@OFFSET[:FACTOR], e.g. gpu-node-003/mlx5_5@10s:0.5",
+        &ScenarioFault::factor, [](double v) { return v > 0 && v < 1; },
+        "FACTOR is a share of the link speed in (0, 1)"));
   }
   // Its line gives the rate the link renegotiated to, from the NIC's full speed.
   absl::Status Apply(const ScenarioFault& f, SimFaultTargets& sim) const override {

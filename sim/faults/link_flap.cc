@@ -1,6 +1,10 @@
 // link_flap: a port goes down for `down_for` and comes back.
 #include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "common/text.h"
 #include "sim/fault_kinds.h"
 
 ABSL_FLAG(std::vector<std::string>, flap, {},
@@ -43,10 +47,20 @@ class LinkFlapFault : public FaultKind {
   }
   std::vector<std::string> FlagValues() const override { return absl::GetFlag(FLAGS_flap); }
   absl::StatusOr<ScenarioFault> ParseFlag(absl::string_view spec) const override {
-    absl::StatusOr<LinkFlap> l = ParseLinkFlap(spec);
-    if (!l.ok()) return l.status();
-    ScenarioFault f = NewFault(l->host, l->device, l->at);
-    f.port = l->port;
+    // HOST/DEVICE/PORT@OFFSET, e.g. gpu-node-003/mlx5_5/1@8s.
+    std::vector<absl::string_view> at = absl::StrSplit(spec, '@');
+    std::vector<absl::string_view> parts;
+    if (at.size() == 2) parts = absl::StrSplit(at[0], '/');
+    int port = 0;
+    if (parts.size() != 3 || !absl::SimpleAtoi(parts[2], &port)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad flap \"", spec,
+                       "\": expected HOST/DEVICE/PORT@OFFSET, e.g. gpu-node-003/mlx5_5/1@8s"));
+    }
+    absl::StatusOr<absl::Duration> offset = ParseDuration(at[1]);
+    if (!offset.ok()) return offset.status();
+    ScenarioFault f = NewFault(std::string(parts[0]), std::string(parts[1]), *offset);
+    f.port = port;
     f.down_for = absl::GetFlag(FLAGS_flap_down_for);
     return f;
   }

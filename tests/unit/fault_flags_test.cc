@@ -36,6 +36,11 @@ absl::StatusOr<ScenarioFault> ParsePfcDeadlock(absl::string_view s) {
   return Parse("pfc_deadlock", s);
 }
 absl::StatusOr<ScenarioFault> ParsePfcStorm(absl::string_view s) { return Parse("pfc_storm", s); }
+absl::StatusOr<ScenarioFault> ParseLinkFlap(absl::string_view s) { return Parse("link_flap", s); }
+absl::StatusOr<ScenarioFault> ParseDegrade(absl::string_view s) { return Parse("link_degrade", s); }
+absl::StatusOr<ScenarioFault> ParseEcnMisconfig(absl::string_view s) {
+  return Parse("ecn_misconfig", s);
+}
 
 // The error of a status that must have failed, for message checks.
 template <typename T>
@@ -143,19 +148,65 @@ TEST(FaultFlags, HostFaults) {
 }
 
 TEST(FaultFlags, EcnMisconfigNamesALeafOfARailGroup) {
-  absl::StatusOr<EcnMisconfig> m = ParseEcnMisconfig("leaf-g2-r5@20s:3");
+  absl::StatusOr<ScenarioFault> m = ParseEcnMisconfig("leaf-g2-r5@20s:3");
   ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_EQ(m->group, 2);
-  EXPECT_EQ(m->rail, 5);
+  int group = -1, rail = -1;
+  ASSERT_TRUE(ParseLeafName(m->switch_name, group, rail));
+  EXPECT_EQ(group, 2);
+  EXPECT_EQ(rail, 5);
   EXPECT_EQ(m->switch_name, "leaf-g2-r5");
   m = ParseEcnMisconfig("leaf-r4@20s");
   ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_EQ(m->group, 0);
-  EXPECT_EQ(m->rail, 4);
+  ASSERT_TRUE(ParseLeafName(m->switch_name, group, rail));
+  EXPECT_EQ(group, 0);
+  EXPECT_EQ(rail, 4);
   for (const char* bad : {"leaf-g-r5@20s", "leaf-g2@20s", "leaf-g2-x5@20s", "spine-0@20s"}) {
     std::string e = ErrorOf(ParseEcnMisconfig(bad));
     EXPECT_NE(e.find("--ecn_misconfig"), std::string::npos) << bad << ": " << e;
   }
+}
+
+TEST(FaultFlags, LinkFlapForms) {
+  absl::StatusOr<ScenarioFault> f = ParseLinkFlap("gpu-node-003/mlx5_5/1@8s");
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->host, "gpu-node-003");
+  EXPECT_EQ(f->device, "mlx5_5");
+  EXPECT_EQ(f->port, 1);
+  EXPECT_EQ(f->at, absl::Seconds(8));
+  EXPECT_FALSE(ParseLinkFlap("gpu-node-003/mlx5_5@8s").ok());
+  EXPECT_FALSE(ParseLinkFlap("gpu-node-003/mlx5_5/x@8s").ok());
+  EXPECT_FALSE(ParseLinkFlap("gpu-node-003/mlx5_5/1").ok());
+}
+
+TEST(FaultFlags, DegradesAndEcnMisconfigs) {
+  absl::StatusOr<ScenarioFault> d = ParseDegrade("gpu-node-003/mlx5_5@10s");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->host, "gpu-node-003");
+  EXPECT_EQ(d->device, "mlx5_5");
+  EXPECT_EQ(d->at, absl::Seconds(10));
+  EXPECT_DOUBLE_EQ(d->factor, 0.5);
+  d = ParseDegrade("gpu-node-003/mlx5_5@1m:0.25");
+  ASSERT_TRUE(d.ok());
+  EXPECT_DOUBLE_EQ(d->factor, 0.25);
+  for (const char* bad : {"gpu-node-003@10s", "gpu-node-003/mlx5_5", "gpu-node-003/mlx5_5@10s:1",
+                          "gpu-node-003/mlx5_5@soon", "gpu-node-003/mlx5_5@1s:0.5:2"}) {
+    EXPECT_FALSE(ParseDegrade(bad).ok()) << bad;
+  }
+  absl::StatusOr<ScenarioFault> m = ParseEcnMisconfig("leaf-r3@20s");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->switch_name, "leaf-r3");
+  int group = -1, rail = -1;
+  ASSERT_TRUE(ParseLeafName(m->switch_name, group, rail));
+  EXPECT_EQ(rail, 3);
+  EXPECT_EQ(m->at, absl::Seconds(20));
+  EXPECT_DOUBLE_EQ(m->offset_kb, 3);
+  m = ParseEcnMisconfig("leaf-r0@0s:1.5");
+  ASSERT_TRUE(m.ok());
+  EXPECT_DOUBLE_EQ(m->offset_kb, 1.5);
+  absl::StatusOr<ScenarioFault> spine = ParseEcnMisconfig("spine-0@1s");
+  ASSERT_FALSE(spine.ok());
+  EXPECT_NE(std::string(spine.status().message()).find("leaf-r<rail>"), std::string::npos);
+  EXPECT_FALSE(ParseEcnMisconfig("leaf-r1@1s:0").ok());
 }
 
 TEST(FaultFlags, PfcDeadlock) {

@@ -24,18 +24,6 @@ uint64_t ReadCounter(const std::string& path) {
 
 std::string ReadText(const std::string& path) { return std::string(FirstLine(*ReadFile(path))); }
 
-TEST(ParseLinkFlap, Forms) {
-  absl::StatusOr<LinkFlap> f = ParseLinkFlap("gpu-node-003/mlx5_5/1@8s");
-  ASSERT_TRUE(f.ok());
-  EXPECT_EQ(f->host, "gpu-node-003");
-  EXPECT_EQ(f->device, "mlx5_5");
-  EXPECT_EQ(f->port, 1);
-  EXPECT_EQ(f->at, absl::Seconds(8));
-  EXPECT_FALSE(ParseLinkFlap("gpu-node-003/mlx5_5@8s").ok());
-  EXPECT_FALSE(ParseLinkFlap("gpu-node-003/mlx5_5/x@8s").ok());
-  EXPECT_FALSE(ParseLinkFlap("gpu-node-003/mlx5_5/1").ok());
-}
-
 TEST(SysfsFabric, TrafficMovesAndFlapIsInjectedWithGroundTruth) {
   railwatch::testing::TempDir dir;
   SysfsFabric::Options o;

@@ -43,35 +43,6 @@ TEST(TrafficFlags, ParseJobs) {
   }
 }
 
-TEST(TrafficFlags, ParseDegradesAndEcnMisconfigs) {
-  absl::StatusOr<NicDegrade> d = ParseDegrade("gpu-node-003/mlx5_5@10s");
-  ASSERT_TRUE(d.ok()) << d.status();
-  EXPECT_EQ(d->host, "gpu-node-003");
-  EXPECT_EQ(d->device, "mlx5_5");
-  EXPECT_EQ(d->at, absl::Seconds(10));
-  EXPECT_DOUBLE_EQ(d->factor, 0.5);
-  d = ParseDegrade("gpu-node-003/mlx5_5@1m:0.25");
-  ASSERT_TRUE(d.ok());
-  EXPECT_DOUBLE_EQ(d->factor, 0.25);
-  for (const char* bad : {"gpu-node-003@10s", "gpu-node-003/mlx5_5", "gpu-node-003/mlx5_5@10s:1",
-                          "gpu-node-003/mlx5_5@soon", "gpu-node-003/mlx5_5@1s:0.5:2"}) {
-    EXPECT_FALSE(ParseDegrade(bad).ok()) << bad;
-  }
-  absl::StatusOr<EcnMisconfig> m = ParseEcnMisconfig("leaf-r3@20s");
-  ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_EQ(m->switch_name, "leaf-r3");
-  EXPECT_EQ(m->rail, 3);
-  EXPECT_EQ(m->at, absl::Seconds(20));
-  EXPECT_DOUBLE_EQ(m->threshold_offset_kb, 3);
-  m = ParseEcnMisconfig("leaf-r0@0s:1.5");
-  ASSERT_TRUE(m.ok());
-  EXPECT_DOUBLE_EQ(m->threshold_offset_kb, 1.5);
-  absl::StatusOr<EcnMisconfig> spine = ParseEcnMisconfig("spine-0@1s");
-  ASSERT_FALSE(spine.ok());
-  EXPECT_NE(std::string(spine.status().message()).find("leaf-r<rail>"), std::string::npos);
-  EXPECT_FALSE(ParseEcnMisconfig("leaf-r1@1s:0").ok());
-}
-
 TEST(TrafficFlags, ValidationNamesTheProblem) {
   auto message = [](const absl::Status& s) { return std::string(s.message()); };
   EXPECT_TRUE(ValidateTrafficFaults(4, 8, {{"a", 1, 2}, {"b", 3, 4}}, {}, {}).ok());

@@ -117,7 +117,7 @@ using testing::EveryNic;
 
 TEST(SwitchGroups, NicsDriveTheirGroupLeafAndAnEcnMisconfigHitsOneLeaf) {
   SwitchFabric::Options o = Groups();
-  // The switch side finds the leaf by name (ParseEcnMisconfig also fills group and rail).
+  // The switch side finds the leaf by name (the ecn_misconfig kind fills group and rail).
   o.ecn_misconfigs.push_back({"leaf-g1-r0", 0, absl::Seconds(1), 3});
   auto f = Build(o);
   ASSERT_NE(f, nullptr);
