@@ -102,6 +102,14 @@ bool LogTailer::ReadNew(File& f) {
     rewritten = PreadUpTo(f.fd, buf, f.tail.size(), f.offset - f.tail.size()) != f.tail.size() ||
                 absl::string_view(buf, f.tail.size()) != f.tail;
   }
+  if (rewritten && f.skip_nuls) {
+    // Nothing but NUL bytes read of this stream yet (a hole in front of a writer without
+    // O_APPEND, or a block read a moment before its write landed), and now they differ: read them
+    // again from the start. Nothing of the stream went out, so it is the same stream and no
+    // truncation.
+    SkipTo(f, 0);
+    rewritten = false;
+  }
   if (rewritten) {
     spdlog::debug(
         "log tailer: {} was truncated (size {}, read up to {}); reading it from the start",

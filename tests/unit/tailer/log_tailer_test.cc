@@ -1,5 +1,6 @@
 #include "collectors/log_tailer.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -250,6 +251,35 @@ TEST_F(LogTailerTest, CopyTruncateWithAWriterWithoutAppendSkipsTheHole) {
   ASSERT_TRUE(StatsReach(*tailer, [&](const auto& s) { return s.truncations == 1; }));
   tailer->Drain(got.items, SIZE_MAX);
   EXPECT_THAT(got.Texts(), ElementsAreArray(Seqs("line", 0, 230)));
+}
+
+TEST_F(LogTailerTest, ZerosReadBeforeTheirWriteLandedAreReadAgainInTheSameStream) {
+  // The tailer can read a block as zeros a moment before the write that fills it lands (seen
+  // under load right after a copytruncate), or a writer can fill a preallocated file in place.
+  // Nothing but zeros went out, so the bytes are read again: the same stream, no truncation.
+  const std::string path = Path("nccl.log");
+  {
+    LogWriter zeros(path);
+    zeros.Write(std::string(4096, '\0'));
+  }
+  auto tailer = StartTailer(path);
+  ASSERT_TRUE(StatsReach(*tailer, [](const auto& s) { return s.bytes == 4096; }));
+
+  const std::string first = Seq("line", 0) + "\n";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, first.data(), first.size(), static_cast<off_t>(4096 - first.size())),
+            static_cast<ssize_t>(first.size()));
+  ::close(fd);
+  LogWriter w(path);
+  for (int i = 1; i < 5; ++i) w.Line(Seq("line", i));
+
+  Received got;
+  ASSERT_TRUE(DrainUntil(*tailer, got, [&] { return got.Lines() >= 5; }));
+  EXPECT_THAT(got.Texts(), ElementsAreArray(Seqs("line", 0, 5)));
+  EXPECT_EQ(got.EndsOfStream(), 0u);
+  EXPECT_EQ(got.items.front().line_number, 1);
+  EXPECT_EQ(tailer->stats().truncations, 0u);
 }
 
 TEST_F(LogTailerTest, DeletedFileIsFinishedAndARecreatedOneReadFromItsStart) {
