@@ -276,10 +276,13 @@ add_executable(railwatch_sim_gnmi_tests
   unit/sim_gnmi/switch_groups_test.cc
   unit/sim_gnmi/switch_nic_inputs_test.cc
   unit/sim_gnmi/switch_model_test.cc
+  unit/sim_gnmi/topology_discovery_test.cc
   unit/sim_kinds_truth.cc)
 target_link_libraries(railwatch_sim_gnmi_tests PRIVATE
   railwatch_test_support railwatch_sim_switches railwatch_sim_scenarios railwatch_topology nlohmann_json::nlohmann_json
-  yaml-cpp GTest::gtest_main)
+  yaml-cpp GTest::gtest_main GTest::gmock)
+target_compile_definitions(railwatch_sim_gnmi_tests PRIVATE
+  RAILWATCH_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 gtest_discover_tests(railwatch_sim_gnmi_tests DISCOVERY_TIMEOUT 60)
 
 # Playbook unit tests: the runner (engine/rule_test.h), promtool's input notation and the

@@ -227,6 +227,16 @@ absl::StatusOr<Topology> Topology::LoadString(std::string_view yaml, std::string
   return t;
 }
 
+Topology Topology::FromParts(std::vector<TopologyHost> hosts,
+                             std::vector<TopologySwitch> switches, std::vector<TopologyJob> jobs) {
+  Topology t;
+  t.hosts_ = std::move(hosts);
+  t.switches_ = std::move(switches);
+  t.jobs_ = std::move(jobs);
+  t.Index();
+  return t;
+}
+
 absl::StatusOr<Topology> Topology::LoadFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot read the topology file"));

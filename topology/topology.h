@@ -60,6 +60,9 @@ class Topology {
   // Every problem is reported, one per line of the status message, as file:line:column.
   static absl::StatusOr<Topology> LoadFile(const std::string& path);
   static absl::StatusOr<Topology> LoadString(std::string_view yaml, std::string_view file_name);
+  // A topology built in code (discovery, topology/discovery.h); names are not checked.
+  static Topology FromParts(std::vector<TopologyHost> hosts, std::vector<TopologySwitch> switches,
+                            std::vector<TopologyJob> jobs);
 
   const std::vector<TopologyHost>& hosts() const { return hosts_; }
   const std::vector<TopologySwitch>& switches() const { return switches_; }
