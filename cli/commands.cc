@@ -171,15 +171,27 @@ rx         Ethernet8  3         leaf-r2  8246.4)"),
       Command("topology", RunTopology)
           .Form("topology", "hosts, NICs, rails, switches and links; --jobs: the jobs")
           .Describe(
-              R"(The topology the daemon was given: hosts and their NICs (rail, switch port), switches and the
-links between them. --jobs lists the jobs instead (from the topology file's jobs: section, or
+              R"(The fabric map the daemon uses: hosts and their NICs (rail, switch port), switches and the
+links between them, each cable with where it comes from (both ends, one end, declared). The
+map is discovered from what the agents report (NIC identities, LLDP neighbours) and the
+topology file pins it (docs/TOPOLOGY.md). --discovered shows discovery's map alone, --declared
+the file's; --diff lists where they disagree; -o yaml prints the map as a topology file to
+review and commit. --jobs lists the jobs instead (from the topology file's jobs: section, or
 learnt from NCCL logs), with their GPUs, ranks, hosts and source.)")
           .Takes("jobs")
+          .Takes("discovered")
+          .Takes("declared")
+          .Takes("diff")
+          .Takes("o")
           .Takes(G::kConnection)
           .Args(0, 0, "takes no arguments")
           .Example(R"($ railwatch topology --jobs
 JOB    GPUS  RANKS  HOSTS                                                   SOURCE    LAST SEEN
-train  32    32     gpu-node-001,gpu-node-002,gpu-node-003,gpu-node-004 +4  topology  -)"),
+train  32    32     gpu-node-001,gpu-node-002,gpu-node-003,gpu-node-004 +4  topology  -
+$ railwatch topology --diff
+WHERE              WHAT         DECLARED           DISCOVERED         CONFLICT
+gpu-node-003/mlx5_1  switch port  leaf-r1/Ethernet8  leaf-r1/Ethernet12  yes
+$ railwatch topology --discovered -o yaml > topology.yaml)"),
       Command("playbooks", RunPlaybooks)
           .Form("playbooks", "the playbooks loaded, with their pending and firing diagnoses")
           .Describe(

@@ -68,6 +68,11 @@ struct CliOptions {
   std::string start;
   std::string end;
   bool jobs = false;  // topology: the jobs only
+  // topology: which map (docs/TOPOLOGY.md), the file against discovery, or a topology file.
+  bool discovered = false;
+  bool declared = false;
+  bool diff = false;
+  std::string output;  // -o: "" (a table) or "yaml"
 
   // gnmi decode
   std::string gnmi_format = "auto";

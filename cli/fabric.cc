@@ -127,14 +127,40 @@ int RunSeries(const CommandArgs& args, const CliOptions& o, std::ostream& out, s
 
 namespace {
 
-std::string NicsTable(const v1::TopologyResponse& topology) {
-  Table t({"HOST", "DEVICE", "NETDEV", "RAIL", "SWITCH", "SWITCH PORT"});
+// Whether any cable says where it comes from (a daemon that discovers): then a FROM column.
+bool HasProvenance(const v1::TopologyResponse& topology) {
   for (const v1::TopologyHost& h : topology.hosts()) {
-    if (h.nics().empty()) t.Add({h.name(), "-", "-", "-", "-", "-"});
     for (const v1::TopologyNic& n : h.nics()) {
-      t.Add({h.name(), n.device(), n.netdev().empty() ? "-" : n.netdev(),
-             n.rail() < 0 ? "-" : absl::StrCat(n.rail()), n.switch_().empty() ? "-" : n.switch_(),
-             n.switch_port().empty() ? "-" : n.switch_port()});
+      if (!n.provenance().empty()) return true;
+    }
+  }
+  for (const v1::TopologySwitch& s : topology.switches()) {
+    for (const v1::TopologyLink& l : s.links()) {
+      if (!l.provenance().empty()) return true;
+    }
+  }
+  return false;
+}
+
+std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
+
+std::string NicsTable(const v1::TopologyResponse& topology) {
+  const bool from = HasProvenance(topology);
+  std::vector<std::string> header = {"HOST", "DEVICE", "NETDEV", "RAIL", "SWITCH", "SWITCH PORT"};
+  if (from) header.push_back("FROM");
+  Table t(header);
+  for (const v1::TopologyHost& h : topology.hosts()) {
+    if (h.nics().empty()) {
+      std::vector<std::string> row = {h.name(), "-", "-", "-", "-", "-"};
+      if (from) row.push_back("-");
+      t.Add(row);
+    }
+    for (const v1::TopologyNic& n : h.nics()) {
+      std::vector<std::string> row = {h.name(), n.device(), OrDash(n.netdev()),
+                                      n.rail() < 0 ? "-" : absl::StrCat(n.rail()),
+                                      OrDash(n.switch_()), OrDash(n.switch_port())};
+      if (from) row.push_back(OrDash(n.provenance()));
+      t.Add(row);
     }
   }
   return t.Render();
@@ -150,10 +176,16 @@ std::string SwitchesTable(const v1::TopologyResponse& topology) {
 }
 
 std::string LinksTable(const v1::TopologyResponse& topology) {
-  Table t({"SWITCH", "PORT", "PEER", "PEER PORT"});
+  const bool from = HasProvenance(topology);
+  std::vector<std::string> header = {"SWITCH", "PORT", "PEER", "PEER PORT"};
+  if (from) header.push_back("FROM");
+  Table t(header);
   for (const v1::TopologySwitch& s : topology.switches()) {
-    for (const v1::TopologyLink& l : s.links())
-      t.Add({s.name(), l.port(), l.peer(), l.peer_port()});
+    for (const v1::TopologyLink& l : s.links()) {
+      std::vector<std::string> row = {s.name(), l.port(), l.peer(), l.peer_port()};
+      if (from) row.push_back(OrDash(l.provenance()));
+      t.Add(row);
+    }
   }
   return t.rows() == 0 ? "" : t.Render();
 }
@@ -174,9 +206,66 @@ std::string JobsTable(const v1::TopologyResponse& topology) {
 
 int RunTopology(const CommandArgs& args, const CliOptions& o, std::ostream& out,
                 std::ostream& err) {
+  if (o.discovered && o.declared) {
+    return UsageError("topology", "--discovered and --declared name different maps: give one", err);
+  }
+  if (!o.output.empty() && o.output != "yaml") {
+    return UsageError("topology", "-o takes yaml (a topology file), not \"" + o.output + "\"", err);
+  }
+  v1::TopologyRequest request;
+  request.set_view(o.discovered ? "discovered" : o.declared ? "declared" : "");
   v1::TopologyResponse topology;
-  int rc = QueryOnce(o, &v1::Query::Stub::Topology, v1::TopologyRequest(), &topology, err);
+  int rc = QueryOnce(o, &v1::Query::Stub::Topology, request, &topology, err);
   if (rc != kExitOk) return rc;
+  const std::string view = topology.view().empty() ? "effective" : topology.view();
+  if (o.output == "yaml") {
+    if (topology.yaml().empty()) {
+      err << "railwatch: the daemon has no " << (view == "effective" ? "" : view + " ")
+          << "topology"
+          << (view == "declared" ? " (no --topology file)"
+                                 : " yet (no agent has reported NICs or LLDP neighbours)")
+          << "\n";
+      return kExitNotFound;
+    }
+    out << "# railwatch topology" << (view == "effective" ? "" : " --" + view) << " -o yaml"
+        << (topology.source().empty() ? "" : "; source: " + topology.source()) << "\n"
+        << topology.yaml();
+    return kExitOk;
+  }
+  if (o.diff) {
+    if (o.json) {
+      v1::TopologyResponse diff;
+      *diff.mutable_differences() = topology.differences();
+      out << ToJson(diff) << "\n";
+      return kExitOk;
+    }
+    if (topology.file().empty()) {
+      out << "railwatchd runs without a topology file (--topology): nothing to compare; "
+             "`railwatch topology --discovered` shows the discovered map.\n";
+      return kExitOk;
+    }
+    if (topology.discovered_unix_nano() == 0) {
+      out << "No discovery pass yet (railwatchd --topology_discovery=false, or it just "
+             "started).\n";
+      return kExitOk;
+    }
+    if (topology.differences().empty()) {
+      out << "The topology file and discovery agree.\n";
+      return kExitOk;
+    }
+    Table t({"WHERE", "WHAT", "DECLARED", "DISCOVERED", "CONFLICT"});
+    size_t conflicts = 0;
+    for (const v1::TopologyDifference& d : topology.differences()) {
+      conflicts += d.conflict() ? 1 : 0;
+      t.Add({d.where(), d.what(), d.declared().empty() ? "-" : d.declared(),
+             d.discovered().empty() ? "-" : d.discovered(), d.conflict() ? "yes" : "no"});
+    }
+    out << t.Render() << "\n"
+        << topology.differences_size() << " differences, " << conflicts
+        << " conflicts (both sides speak: topology_mismatch); the map in use keeps the file's "
+           "view\n";
+    return kExitOk;
+  }
   if (o.json) {
     if (o.jobs) {
       v1::TopologyResponse jobs;
@@ -195,10 +284,23 @@ int RunTopology(const CommandArgs& args, const CliOptions& o, std::ostream& out,
     }
     return kExitOk;
   }
-  if (topology.file().empty()) {
-    out << "railwatchd runs without a topology file (--topology): no rails, leaves or links.\n";
+  if (topology.hosts().empty() && topology.switches().empty()) {
+    if (view == "declared") {
+      out << "railwatchd runs without a topology file (--topology).\n";
+    } else if (view == "discovered" || topology.file().empty()) {
+      out << "No topology: " << (topology.file().empty() ? "no topology file (--topology) and " : "")
+          << "nothing discovered yet (no agent has reported NICs or LLDP neighbours).\n";
+    } else {
+      out << "Topology file: " << topology.file() << " (empty)\n";
+    }
+    return kExitOk;
+  }
+  if (view == "effective") {
+    if (!topology.file().empty()) out << "Topology file: " << topology.file() << "\n";
+    if (!topology.source().empty()) out << "Map from: " << topology.source() << "\n";
   } else {
-    out << "Topology file: " << topology.file() << "\n";
+    out << "The " << view << " map"
+        << (view == "declared" ? " (" + topology.file() + ")" : std::string()) << "\n";
   }
   size_t nics = 0;
   for (const v1::TopologyHost& h : topology.hosts()) nics += h.nics_size();
@@ -208,6 +310,17 @@ int RunTopology(const CommandArgs& args, const CliOptions& o, std::ostream& out,
   if (!topology.switches().empty()) out << "\n" << SwitchesTable(topology);
   const std::string links = LinksTable(topology);
   if (!links.empty()) out << "\n" << links;
+  if (!topology.notes().empty() && view != "declared") {
+    out << "\nDiscovery could not place:\n";
+    for (const std::string& n : topology.notes()) out << "  " << n << "\n";
+  }
+  const size_t conflicts =
+      std::count_if(topology.differences().begin(), topology.differences().end(),
+                    [](const v1::TopologyDifference& d) { return d.conflict(); });
+  if (conflicts > 0) {
+    out << "\n" << conflicts
+        << " conflicts between the file and discovery: railwatch topology --diff\n";
+  }
   return kExitOk;
 }
 

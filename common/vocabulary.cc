@@ -456,6 +456,11 @@ const std::vector<MetricSpec>& Table() {
        "the topology file puts there (a miswired cable or a stale file), 0 while it matches. "
        "Only for ports the topology describes, from a switch agent run with --topology.",
        {}},
+      {"fabric_topology_mismatch", G, "",
+       "1 while the topology file and discovery (NIC identities, LLDP on switch ports and "
+       "hosts) disagree about one NIC, switch link or switch, 0 once they agree; labels what, "
+       "declared and discovered say how. Written by railwatchd itself (docs/TOPOLOGY.md).",
+       {}},
       // ---- end of switch (gNMI) block --------------------------------------------------------
   };
   for (MetricSpec& spec : table) spec.bound = BoundFromUnit(spec);

@@ -18,6 +18,7 @@
 #include "daemon/query_service.h"
 #include "daemon/server_metrics.h"
 #include "daemon/state_dir.h"
+#include "daemon/topology_watch.h"
 #include "daemon/tls.h"
 #include "engine/alert_proto.h"
 #include "engine/diagnosis_text.h"
@@ -120,6 +121,7 @@ struct Daemon::Impl {
   std::shared_ptr<const Topology> topology;
   JobRegistry jobs;
   std::unique_ptr<FabricMap> fabric;
+  std::unique_ptr<TopologyWatch> topology_watch;  // discovery, and the file's pins
   std::unique_ptr<StateDir> state_dir;  // null: diagnoses are not saved
   std::unique_ptr<Engine> engine;
   AgentRegistry agents;
@@ -184,8 +186,11 @@ absl::Status Daemon::Start() {
     spdlog::info("topology {}: {} hosts, {} switches, {} jobs", options_.topology,
                  d.topology->hosts().size(), d.topology->switches().size(),
                  d.topology->jobs().size());
+  } else if (options_.topology_discovery) {
+    spdlog::info("no --topology: the fabric map comes from discovery alone (docs/TOPOLOGY.md)");
   } else {
-    spdlog::info("no --topology: diagnoses name devices but not rails, leaves or jobs");
+    spdlog::info("no --topology and no discovery: diagnoses name devices but not rails, leaves "
+                 "or jobs");
   }
   d.fabric = std::make_unique<FabricMap>(d.topology, &d.jobs);
 
@@ -238,6 +243,13 @@ absl::Status Daemon::Start() {
   d.diagnosis_metrics = std::make_shared<DiagnosisCollectable>(*d.engine);
   d.agent_metrics = std::make_shared<AgentCollectable>(d.agents);
   d.topology_metrics = std::make_shared<TopologyCollectable>(d.topology, d.jobs);
+  TopologyWatch::Options to;
+  to.discover = options_.topology_discovery;
+  to.interval = options_.topology_refresh;
+  to.stale_after = options_.stale_after;
+  d.topology_watch =
+      std::make_unique<TopologyWatch>(to, d.topology, *d.store, *d.fabric, clock_);
+  d.topology_watch->set_collectable(d.topology_metrics.get());
   d.nccl_tests_metrics = std::make_shared<NcclTestsCollectable>(*d.events);
   absl::StatusOr<std::unique_ptr<MetricsServer>> metrics_server =
       MetricsServer::Start(options_.metrics_listen);
@@ -277,7 +289,8 @@ absl::Status Daemon::Start() {
   d.metrics_server->Add(d.watch_metrics);
   d.query = std::make_unique<QueryService>(
       QueryService::Deps{*d.engine, d.agents, *d.store, clock_, d.events.get(), d.fabric.get(),
-                         options_.topology, d.watches.get(), d.auth.get()});
+                         options_.topology, d.topology_watch.get(), d.watches.get(),
+                         d.auth.get()});
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = MakeServerCredentials(
       {options_.tls_cert, options_.tls_key, options_.tls_client_ca, options_.tls_reload_interval});
   if (!credentials.ok()) return credentials.status();
@@ -306,6 +319,7 @@ absl::Status Daemon::Start() {
   // 6. Evaluate (and tell Alertmanager).
   if (d.alertmanager) d.alertmanager->Start();
   d.engine->Start();
+  d.topology_watch->Start();
 
   spdlog::info("railwatchd ready: gRPC on {}, /metrics on http://{}/metrics, {} playbooks",
                grpc_address_, metrics_address_, enabled);
@@ -349,6 +363,7 @@ void Daemon::Stop() {
   }
   // The notifier first: its last attempt sends what is queued, and the engine's callbacks
   // after that are ignored (the notifier outlives the engine's thread either way).
+  if (d.topology_watch) d.topology_watch->Stop();
   if (d.alertmanager) d.alertmanager->Stop();
   if (d.engine) d.engine->Stop();
   spdlog::debug("engine stopped");

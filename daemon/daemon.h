@@ -34,6 +34,10 @@ struct DaemonOptions {
   absl::Duration stale_after = absl::Minutes(5);
   // Topology file (hosts, NICs, rails, switch links, jobs); empty: none.
   std::string topology;
+  // Build the map from what the agents report (NIC identities, LLDP neighbours); the file, when
+  // given, pins it (docs/TOPOLOGY.md). How often the map is rebuilt.
+  bool topology_discovery = true;
+  absl::Duration topology_refresh = absl::Seconds(10);
   // Cost of one GPU-hour, for blast radius $/minute.
   double gpu_hour_cost = 30;
   // Events kept for the rules engine and queries.

@@ -33,6 +33,12 @@ ABSL_FLAG(std::string, ready_file, "",
 ABSL_FLAG(std::string, topology, "",
           "topology file (YAML: hosts, NICs -> rails and switch ports, switch links, jobs; "
           "docs/TOPOLOGY.md); lets diagnoses name rails, leaves, jobs and the blast radius");
+ABSL_FLAG(bool, topology_discovery, true,
+          "build the fabric map from what the agents report (NIC identities, LLDP neighbours on "
+          "switch ports and host interfaces); --topology then only pins or overrides it, and a "
+          "conflict raises topology_mismatch (docs/TOPOLOGY.md)");
+ABSL_FLAG(absl::Duration, topology_refresh, absl::Seconds(10),
+          "how often the discovered map is rebuilt (a moved cable shows within this)");
 ABSL_FLAG(double, gpu_hour_cost, 30,
           "what one GPU-hour costs (fully loaded), for the blast radius' $/minute");
 ABSL_FLAG(int, event_capacity, 100000, "events kept in memory for playbooks and queries");
@@ -95,7 +101,9 @@ railwatch::ProgramInfo DaemonProgram() {
           {
               {"Listening", {"listen", "metrics_listen", "ready_file"}},
               {"Playbooks and evaluation",
-               {"rules", "eval_interval", "rule_threads", "topology", "gpu_hour_cost"}},
+               {"rules", "eval_interval", "rule_threads", "gpu_hour_cost"}},
+              {"Topology (docs/TOPOLOGY.md)",
+               {"topology", "topology_discovery", "topology_refresh"}},
               {"Storage and state",
                {"retention", "stale_after", "event_capacity", "state_dir", "restore_grace"}},
               {"Ingest limits", {"max_message_bytes", "max_series_per_agent"}},
@@ -137,6 +145,8 @@ int main(int argc, char** argv) {
   options.state_dir_required = options.state_dir != kDefaultStateDir;
   options.restore_grace = absl::GetFlag(FLAGS_restore_grace);
   options.topology = absl::GetFlag(FLAGS_topology);
+  options.topology_discovery = absl::GetFlag(FLAGS_topology_discovery);
+  options.topology_refresh = absl::GetFlag(FLAGS_topology_refresh);
   options.gpu_hour_cost = absl::GetFlag(FLAGS_gpu_hour_cost);
   options.event_capacity = static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_event_capacity)));
   options.max_receive_message_bytes = std::max(1 << 20, absl::GetFlag(FLAGS_max_message_bytes));

@@ -229,12 +229,53 @@ grpc::ServerUnaryReactor* QueryService::ListAgents(grpc::CallbackServerContext* 
 }
 
 grpc::ServerUnaryReactor* QueryService::Topology(grpc::CallbackServerContext* ctx,
-                                                 const v1::TopologyRequest*,
+                                                 const v1::TopologyRequest* request,
                                                  v1::TopologyResponse* response) {
   if (grpc::Status s = Allowed(ctx, Role::kReadOnly, "Topology"); !s.ok()) return Done(ctx, s);
+  const std::string view = request->view().empty() ? "effective" : request->view();
+  if (view != "effective" && view != "discovered" && view != "declared") {
+    return Done(ctx, grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                  "view must be effective, discovered or declared, not \"" +
+                                      view + "\""));
+  }
   response->set_file(deps_.topology_file);
-  const railwatch::Topology* topology = deps_.fabric ? deps_.fabric->topology() : nullptr;
+  response->set_view(view);
+  std::shared_ptr<const railwatch::Topology> topology =
+      deps_.fabric ? deps_.fabric->topology() : nullptr;
+  absl::flat_hash_map<std::string, Provenance> provenance;
+  if (deps_.topology_watch != nullptr) {
+    TopologyWatch::View v = deps_.topology_watch->view();
+    if (view == "discovered") topology = v.discovered;
+    if (view == "declared") topology = v.declared;
+    if (view == "effective") provenance = std::move(v.provenance);
+    if (view == "discovered") provenance = std::move(v.discovered_provenance);
+    for (const TopologyDifference& d : v.differences) {
+      v1::TopologyDifference& out = *response->add_differences();
+      out.set_where(d.where);
+      out.set_what(d.what);
+      out.set_declared(d.declared);
+      out.set_discovered(d.discovered);
+      out.set_conflict(d.conflict());
+    }
+    for (const std::string& n : v.notes) response->add_notes(n);
+    response->set_discovered_unix_nano(v.discovered != nullptr ? v.updated_unix_nano : 0);
+    const bool file = v.declared != nullptr;
+    const bool found = v.discovered != nullptr && (!v.discovered->hosts().empty() ||
+                                                   !v.discovered->switches().empty());
+    response->set_source(file && found ? "file+discovered" : file ? "file"
+                                                           : found ? "discovered"
+                                                                   : "none");
+  } else if (view != "effective") {
+    topology = nullptr;
+  } else {
+    response->set_source(topology != nullptr ? "file" : "none");
+  }
+  auto provenance_of = [&](const std::string& key) -> std::string {
+    auto it = provenance.find(key);
+    return it == provenance.end() ? "" : std::string(ProvenanceName(it->second));
+  };
   if (topology != nullptr) {
+    response->set_yaml(TopologyToYaml(*topology, view == "declared" ? nullptr : &provenance));
     for (const TopologyHost& h : topology->hosts()) {
       v1::TopologyHost& host = *response->add_hosts();
       host.set_name(h.name);
@@ -245,6 +286,7 @@ grpc::ServerUnaryReactor* QueryService::Topology(grpc::CallbackServerContext* ct
         nic.set_rail(n.rail);
         nic.set_switch_(n.switch_name);
         nic.set_switch_port(n.switch_port);
+        nic.set_provenance(provenance_of(absl::StrCat(h.name, "/", n.device)));
       }
     }
     for (const TopologySwitch& s : topology->switches()) {
@@ -257,6 +299,7 @@ grpc::ServerUnaryReactor* QueryService::Topology(grpc::CallbackServerContext* ct
         link.set_port(l.port);
         link.set_peer(l.peer);
         link.set_peer_port(l.peer_port);
+        link.set_provenance(provenance_of(absl::StrCat(s.name, "/", l.port)));
       }
     }
   }

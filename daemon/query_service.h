@@ -10,6 +10,7 @@
 #include "engine/engine.h"
 #include "store/event_store.h"
 #include "store/series_store.h"
+#include "daemon/topology_watch.h"
 #include "topology/fabric_map.h"
 #include "railwatch/v1/query.grpc.pb.h"
 
@@ -28,6 +29,8 @@ class QueryService final : public v1::Query::CallbackService {
     const EventStore* events = nullptr;  // expressions may count events
     const FabricMap* fabric = nullptr;   // topology and jobs; null: none
     std::string topology_file;           // as given to --topology
+    // The map's sources (file, discovery) and their differences; null: the fabric's map only.
+    const TopologyWatch* topology_watch = nullptr;
     DiagnosisWatchHub* watches = nullptr;  // null: WatchDiagnoses answers UNAVAILABLE
     // Who may call what (daemon/auth.h); null: everyone may call everything.
     Authenticator* auth = nullptr;

@@ -80,6 +80,7 @@ struct AlertRecord {
   std::string runbook_text;
   std::vector<std::string> commands;
   bool has_blast = false;  // a fabric map was there to work it out
+  uint64_t fabric_generation = 0;  // FabricMap::generation() the blast radius was worked out on
   BlastRadius blast;
   double cost_per_minute = 0;
   std::vector<AlertEvidence> evidence;  // series and events; symptoms are listed by ToDiagnosis

@@ -63,7 +63,7 @@ class UnaryNode final : public OneChildNode {
     if (ctx.fabric == nullptr) return peer ? Vec() : in;
     absl::MutexLock lock(&mu_);
     const JobRegistry* jobs = ctx.fabric->jobs();
-    const CacheKey key{ctx.fabric, ctx.fabric->topology(), jobs,
+    const CacheKey key{ctx.fabric, ctx.fabric->generation(), jobs,
                        jobs != nullptr ? jobs->generation() : 0, ctx.store.generation() >> 32};
     if (!(key == cache_key_)) {
       cache_key_ = key;
@@ -117,7 +117,7 @@ class UnaryNode final : public OneChildNode {
 
   struct CacheKey {
     const FabricMap* fabric = nullptr;
-    const Topology* topology = nullptr;
+    uint64_t fabric_generation = 0;
     const JobRegistry* jobs = nullptr;
     uint64_t jobs_generation = 0;
     uint64_t store = ~uint64_t{0};

@@ -104,7 +104,12 @@ std::string Enricher::Summary(const Playbook& pb, const AlertRecord& a, int64_t 
 
 void Enricher::FillBlastRadius(const Playbook& pb, AlertRecord& a) const {
   if (fabric_ == nullptr) return;
+  // The map changed since the diagnosis fired (a cable moved, discovery, docs/TOPOLOGY.md):
+  // it keeps the blast radius of the map it fired on. Jobs learnt meanwhile still count.
+  const uint64_t generation = fabric_->generation();
+  if (a.has_blast && a.fabric_generation != generation) return;
   a.has_blast = true;
+  a.fabric_generation = generation;
   a.blast = fabric_->Blast(a.labels, pb.blast_radius);
   a.cost_per_minute = a.blast.gpus * gpu_hour_cost_ / 60.0;
 }

@@ -96,14 +96,26 @@ std::string_view EventHost(const StoredEvent& e) {
 TopologyCollectable::TopologyCollectable(std::shared_ptr<const Topology> topology,
                                          const JobRegistry& jobs)
     : jobs_(jobs) {
-  if (topology == nullptr) return;
-  topology_families_.push_back(NicInfo(*topology));
-  topology_families_.push_back(LinkInfo(*topology));
-  topology_families_.push_back(SwitchInfo(*topology));
+  SetTopology(std::move(topology));
+}
+
+void TopologyCollectable::SetTopology(std::shared_ptr<const Topology> topology) {
+  std::vector<prometheus::MetricFamily> families;
+  if (topology != nullptr) {
+    families.push_back(NicInfo(*topology));
+    families.push_back(LinkInfo(*topology));
+    families.push_back(SwitchInfo(*topology));
+  }
+  absl::MutexLock lock(&mu_);
+  topology_families_ = std::move(families);
 }
 
 std::vector<prometheus::MetricFamily> TopologyCollectable::Collect() const {
-  std::vector<prometheus::MetricFamily> out = topology_families_;
+  std::vector<prometheus::MetricFamily> out;
+  {
+    absl::MutexLock lock(&mu_);
+    out = topology_families_;
+  }
   prometheus::MetricFamily hosts = NewFamily(
       "railwatch_job_host_info",
       "Always 1; one series per job and host it has ranks on, from the topology file's jobs "

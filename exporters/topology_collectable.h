@@ -29,16 +29,19 @@ namespace railwatch {
 //   railwatch_job_host_info{job,host,source="topology|nccl"} 1
 //   railwatch_job_gpus{job,source}
 //
-// The topology is fixed for the daemon's life, so its families are built once; jobs are read
-// from the registry at each scrape (NCCL logs teach it new ones).
+// The topology's families are built when it is set (at start, and when discovery changes the
+// map); jobs are read from the registry at each scrape (NCCL logs teach it new ones).
 class TopologyCollectable final : public prometheus::Collectable {
  public:
   // `topology` may be null (no --topology): only the jobs learnt from NCCL logs are exported.
   TopologyCollectable(std::shared_ptr<const Topology> topology, const JobRegistry& jobs);
   std::vector<prometheus::MetricFamily> Collect() const override;
+  // The map changed (docs/TOPOLOGY.md, discovery).
+  void SetTopology(std::shared_ptr<const Topology> topology);
 
  private:
-  std::vector<prometheus::MetricFamily> topology_families_;
+  mutable absl::Mutex mu_;
+  std::vector<prometheus::MetricFamily> topology_families_ ABSL_GUARDED_BY(mu_);
   const JobRegistry& jobs_;
 };
 

@@ -163,6 +163,7 @@ add_executable(railwatch_query_tests
   integration/query_test_server.cc
   integration/query_tls_test.cc
   integration/query_watch_test.cc
+  integration/topology_watch_test.cc
   unit/query_filter_test.cc)
 target_include_directories(railwatch_query_tests PRIVATE integration)
 target_link_libraries(railwatch_query_tests PRIVATE

@@ -142,6 +142,7 @@ DiscoveredTopology DiscoverTopology(const DiscoveryFacts& facts) {
   struct Nic {
     NicFact fact;
     std::optional<PortRef> switch_end, host_end;
+    int64_t switch_seen = 0;  // a moved cable: the old port may still report it, older
   };
   std::map<std::string, std::map<std::string, Nic, Natural>, Natural> hosts;
   Names host_names, switch_names;
@@ -180,7 +181,9 @@ DiscoveredTopology DiscoverTopology(const DiscoveryFacts& facts) {
                                   "\", which is none of its NICs' netdev, MAC, GUID or device"));
         continue;
       }
+      if (nic->switch_end && nic->switch_seen > f.seen_unix_nano) continue;
       nic->switch_end = here;
+      nic->switch_seen = f.seen_unix_nano;
     } else if (const std::string sw = switch_names.Resolve(f.neighbor_system); !sw.empty()) {
       switch_views[here] = PortRef{sw, f.neighbor_port};
     } else {
@@ -480,6 +483,7 @@ Topology MergeTopologies(const Topology& declared, const Topology& discovered,
     }
   }
   for (const TopologyHost& h : declared.hosts()) {
+    hosts[h.name];  // a declared host without NICs stays
     for (const TopologyNic& d : h.nics) {
       const std::string node = Join2(h.name, d.device);
       auto [it, inserted] = hosts[h.name].try_emplace(d.device, d);

@@ -189,7 +189,29 @@ struct FabricMap::Index {
 };
 
 FabricMap::FabricMap(std::shared_ptr<const Topology> topology, const JobRegistry* jobs)
-    : topology_(std::move(topology)), jobs_(jobs) {
+    : jobs_(jobs) {
+  Set(std::move(topology));
+}
+
+FabricMap::~FabricMap() = default;
+
+void FabricMap::Set(std::shared_ptr<const Topology> topology) {
+  auto state = std::make_shared<State>();
+  state->topology = std::move(topology);
+  state->index = BuildIndex(state->topology.get());
+  state->generation = generation_.fetch_add(1, std::memory_order_acq_rel) + 1;
+  state_.store(std::move(state), std::memory_order_release);
+}
+
+std::shared_ptr<const Topology> FabricMap::topology() const {
+  return state_.load(std::memory_order_acquire)->topology;
+}
+
+uint64_t FabricMap::generation() const {
+  return state_.load(std::memory_order_acquire)->generation;
+}
+
+std::shared_ptr<const FabricMap::Index> FabricMap::BuildIndex(const Topology* topology_) {
   auto index = std::make_shared<Index>();
   if (topology_ != nullptr) {
     for (const TopologySwitch& s : topology_->switches()) {
@@ -253,11 +275,12 @@ FabricMap::FabricMap(std::shared_ptr<const Topology> topology, const JobRegistry
       }
     }
   }
-  index_ = std::move(index);
+  return index;
 }
 
 bool FabricMap::Enrich(Labels& labels) const {
-  const Index& ix = *index_;
+  const std::shared_ptr<const State> state = state_.load(std::memory_order_acquire);
+  const Index& ix = *state->index;
   LabelAdder add(labels);  // adds when Enrich returns: the pointers below stay valid
   const std::string* host = NonEmpty(labels, "host");
   const std::string* sw = NonEmpty(labels, "switch");
@@ -316,7 +339,8 @@ bool FabricMap::Enrich(Labels& labels) const {
 }
 
 bool FabricMap::ToPeer(Labels& labels) const {
-  const Index& ix = *index_;
+  const std::shared_ptr<const State> state = state_.load(std::memory_order_acquire);
+  const Index& ix = *state->index;
   const std::string* host = NonEmpty(labels, "host");
   const std::string* sw = NonEmpty(labels, "switch");
   const std::string* interface = NonEmpty(labels, "interface");
@@ -381,7 +405,8 @@ bool FabricMap::ToPeer(Labels& labels) const {
 
 int FabricMap::HopDistance(std::string_view node_a, std::string_view node_b) const {
   if (node_a == node_b && !node_a.empty()) return 0;
-  const Index& ix = *index_;
+  const std::shared_ptr<const State> state = state_.load(std::memory_order_acquire);
+  const Index& ix = *state->index;
   const std::vector<int> to = ix.Vertices(node_b);
   if (to.empty()) return -1;
   absl::MutexLock lock(&ix.cache_mu);
@@ -417,7 +442,8 @@ int FabricMap::HopDistance(std::string_view node_a, std::string_view node_b) con
 }
 
 BlastRadius FabricMap::Blast(const Labels& culprit, std::string_view scope) const {
-  const Index& ix = *index_;
+  const std::shared_ptr<const State> state = state_.load(std::memory_order_acquire);
+  const Index& ix = *state->index;
   const std::string* host = NonEmpty(culprit, "host");
   const std::string* sw = NonEmpty(culprit, "switch");
   const std::string* device = NonEmpty(culprit, "device");

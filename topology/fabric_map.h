@@ -96,6 +96,13 @@ struct BlastRadius {
 class FabricMap {
  public:
   FabricMap(std::shared_ptr<const Topology> topology, const JobRegistry* jobs);
+  ~FabricMap();
+  FabricMap(const FabricMap&) = delete;
+  FabricMap& operator=(const FabricMap&) = delete;
+
+  // Replaces the topology while the map is in use (discovery found a change, docs/TOPOLOGY.md):
+  // a call already running finishes on the map it started with.
+  void Set(std::shared_ptr<const Topology> topology);
 
   // topology(): adds labels, never overwriting one the element has:
   //  - host + device, or host + interface (a netdev): the NIC. Adds device, netdev, rail,
@@ -130,14 +137,24 @@ class FabricMap {
   // set. Jobs are those with a rank inside the scope.
   BlastRadius Blast(const Labels& culprit, std::string_view scope) const;
 
-  const Topology* topology() const { return topology_.get(); }
+  // The topology now (null: none); kept alive by the caller's copy across a Set().
+  std::shared_ptr<const Topology> topology() const;
+  // Changes with every Set(): what topology() and peer() make of labels may have changed.
+  uint64_t generation() const;
   const JobRegistry* jobs() const { return jobs_; }
 
  private:
   struct Index;
-  std::shared_ptr<const Topology> topology_;
+  struct State {
+    std::shared_ptr<const Topology> topology;
+    std::shared_ptr<const Index> index;
+    uint64_t generation = 0;
+  };
+  static std::shared_ptr<const Index> BuildIndex(const Topology* topology);
+
   const JobRegistry* jobs_;
-  std::shared_ptr<const Index> index_;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<std::shared_ptr<const State>> state_;
 };
 
 }  // namespace railwatch

@@ -82,8 +82,13 @@ QueryTestServer::QueryTestServer(Options options) {
   watches = std::make_unique<DiagnosisWatchHub>(
       *engine, clock, DiagnosisWatchHub::Options{.queue_limit = options.watch_queue_limit});
   engine->AddListener(watches.get());
+  if (options.topology_watch) {
+    topology_watch =
+        std::make_unique<TopologyWatch>(TopologyWatch::Options{}, shared, store, *fabric, clock);
+  }
   service = std::make_unique<QueryService>(QueryService::Deps{
-      *engine, agents, store, clock, &events, fabric.get(), "topology.yaml", watches.get()});
+      *engine, agents, store, clock, &events, fabric.get(), "topology.yaml",
+      topology_watch.get(), watches.get()});
 
   grpc::ServerBuilder builder;
   int port = 0;

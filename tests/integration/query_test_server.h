@@ -37,6 +37,8 @@ class QueryTestServer {
     size_t watch_queue_limit = 1024;
     // Empty: plain text.
     std::shared_ptr<grpc::ServerCredentials> credentials = nullptr;
+    // A TopologyWatch over the store, with the small topology as the file (topology_watch).
+    bool topology_watch = false;
   };
   QueryTestServer() : QueryTestServer(Options{}) {}
   explicit QueryTestServer(Options options);
@@ -66,6 +68,7 @@ class QueryTestServer {
   std::unique_ptr<Engine> engine;
   AgentRegistry agents;
   std::unique_ptr<DiagnosisWatchHub> watches;
+  std::unique_ptr<TopologyWatch> topology_watch;  // Options::topology_watch
   std::unique_ptr<QueryService> service;
 
   // Series RaiseThree moves.

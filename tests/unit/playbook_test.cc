@@ -28,11 +28,11 @@ TEST(LoadPlaybooks, ShippedRulesLoadCleanly) {
     EXPECT_TRUE(std::filesystem::exists(pb.runbook)) << pb.name << ": " << pb.runbook;
     EXPECT_FALSE(pb.culprit.empty()) << pb.name;
   }
-  // The production playbooks of issue 5 (docs/PLAYBOOKS.md).
+  // The production playbooks of issue 5 (docs/PLAYBOOKS.md), and topology_mismatch (issue 21).
   EXPECT_THAT(names, ::testing::UnorderedElementsAre(
                          "pfc_storm", "pfc_pause_relay", "pfc_deadlock", "link_flap",
                          "link_degradation", "straggler_rail", "ecn_misconfiguration",
-                         "roce_retransmissions", "wrong_traffic_class", "nic_gone",
+                         "roce_retransmissions", "wrong_traffic_class", "nic_gone", "topology_mismatch",
                          "nccl_failure"));
   auto it = std::find_if(r.playbooks.begin(), r.playbooks.end(),
                          [](const Playbook& p) { return p.name == "link_flap"; });
