@@ -23,6 +23,7 @@
 #include "sim/runner_live.h"
 #include "sim/runner_process.h"
 #include "sim/scenario_flags.h"
+#include "topology/discovery.h"
 #include "yaml-cpp/yaml.h"
 
 namespace railwatch::sim {
@@ -118,6 +119,9 @@ class Run {
   absl::Status FetchDiagnoses();
   // Runs to the scenario's end, or --settle after its last fault once every fault is detected.
   absl::Status RunToEnd();
+  // --topology_source=discovered: the daemon's discovered map against the simulator's
+  // topology file; "" when they are the same.
+  std::string CheckDiscoveredTopology();
   // Keeps everything running until Ctrl-C, saying how to look at it (`example_id`: a
   // diagnosis to explain).
   void Forever(const std::string& example_id);
@@ -147,6 +151,7 @@ class Run {
   int targets_ = 0;
   std::unique_ptr<v1::Query::Stub> stub_;
   std::unique_ptr<LiveWatch> live_;
+  std::string topology_problem_;  // set by CheckDiscoveredTopology
   double setup_s_ = 0;
   // Set-up milestones from time zero: the simulator's files written, railwatchd ready.
   double files_s_ = 0, daemon_s_ = 0;
@@ -205,7 +210,10 @@ absl::Status Run::StartFabric() {
 
 absl::Status Run::StartDaemonAndAgents() {
   std::vector<std::string> argv = {o_.daemon};
-  for (const std::string& a : DaemonArgs(paths_, o_.rules, o_.listen, o_.metrics_listen)) argv.push_back(a);
+  const bool file = o_.topology_source != "discovered";
+  for (const std::string& a : DaemonArgs(paths_, o_.rules, o_.listen, o_.metrics_listen, file)) {
+    argv.push_back(a);
+  }
   if (absl::Status st = Start("railwatchd", argv); !st.ok()) return st;
   if (absl::Status st = WaitFor(absl::Now() + kStartTimeout, "ready file from railwatchd",
                                 [&] { return FileReady(paths_.daemon_ready); });
@@ -228,7 +236,9 @@ absl::Status Run::StartDaemonAndAgents() {
                                     o_.jobs > 1 ? absl::StrCat("[", s_.name, "] ") : "", printer_);
   }
   std::vector<std::string> sw = {o_.agent};
-  for (const std::string& a : SwitchAgentArgs(paths_, grpc_, o_.gnmi_profiles)) sw.push_back(a);
+  for (const std::string& a : SwitchAgentArgs(paths_, grpc_, o_.gnmi_profiles, file)) {
+    sw.push_back(a);
+  }
   if (absl::Status st = Start("switch-agent", sw); !st.ok()) return st;
   for (int h = 1; h <= s_.topology.hosts; ++h) {
     const std::string host = SimHostName(h);
@@ -373,6 +383,41 @@ absl::Status Run::RunToEnd() {
   return st;
 }
 
+std::string Run::CheckDiscoveredTopology() {
+  absl::StatusOr<Topology> truth = Topology::LoadFile(paths_.topology);
+  if (!truth.ok()) return absl::StrCat("the simulator's topology: ", truth.status().message());
+  // Discovery passes every 10 s: give a map that is still settling one more pass.
+  std::string problem;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (attempt > 0) absl::SleepFor(absl::Seconds(5));
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    v1::TopologyRequest request;
+    request.set_view("discovered");
+    v1::TopologyResponse response;
+    if (grpc::Status st = stub_->Topology(&context, request, &response); !st.ok()) {
+      return absl::StrCat("Topology: ", st.error_message());
+    }
+    if (response.yaml().empty()) {
+      problem = "railwatchd discovered no map";
+      continue;
+    }
+    absl::StatusOr<Topology> found = Topology::LoadString(response.yaml(), "discovered");
+    if (!found.ok()) return absl::StrCat("the discovered map does not load: ", found.status().message());
+    const std::vector<TopologyDifference> diffs = DiffTopologies(*truth, *found);
+    if (diffs.empty()) return "";
+    std::vector<std::string> shown;
+    for (size_t i = 0; i < diffs.size() && i < 3; ++i) {
+      shown.push_back(absl::StrCat(diffs[i].where, " ", diffs[i].what, ": ",
+                                   diffs[i].declared.empty() ? "-" : diffs[i].declared, " vs ",
+                                   diffs[i].discovered.empty() ? "-" : diffs[i].discovered));
+    }
+    problem = absl::StrCat("the discovered map differs from the simulator's topology in ",
+                           diffs.size(), " places (", absl::StrJoin(shown, "; "), ")");
+  }
+  return problem;
+}
+
 absl::StatusOr<ScenarioScore> Run::Score(const std::string& system, const std::string& diagnoses) {
   absl::StatusOr<std::string> truth_text = ReadFile(paths_.ground_truth);
   ScoreInput in;
@@ -437,6 +482,12 @@ ScenarioRun Run::Play() {
         HumanDuration(s_.duration + (o_.baseline ? o_.baseline_tail : absl::ZeroDuration()))));
     st = RunToEnd();
   }
+  if (st.ok() && o_.topology_source == "discovered") {
+    topology_problem_ = CheckDiscoveredTopology();
+    Say(topology_problem_.empty()
+            ? "the discovered map equals the simulator's topology (no topology file given)"
+            : topology_problem_);
+  }
   if (st.ok() && o_.forever) {
     std::string example_id;
     if (absl::StatusOr<ScenarioScore> score = Score("railwatch", paths_.diagnoses); score.ok()) {
@@ -462,6 +513,10 @@ ScenarioRun Run::Play() {
         break;
       }
       if (system == "baseline") NoteBaselineReady(*score);
+      if (system == "railwatch" && !topology_problem_.empty()) {
+        score->problems.push_back(topology_problem_);
+        score->passed = false;
+      }
       result.scores.push_back(std::move(*score));
     }
   }

@@ -40,6 +40,10 @@ struct RunOptions {
   // load); 0 agents: none.
   int load_agents = 0, load_series = 0;
   std::string loadgen;  // the railwatch-loadgen program
+  // Where railwatchd's map comes from: "file" (the simulator's topology file, --topology) or
+  // "discovered" (no file: the switches' LLDP and the hosts' NICs; the run then checks the
+  // discovered map against the simulator's topology, docs/TOPOLOGY.md).
+  std::string topology_source = "file";
   // Stop waiting for agents after this long when the scenario has no fault to wait for.
   absl::Duration connect_timeout = absl::Seconds(120);
 };

@@ -150,6 +150,10 @@ int RunMain(const std::vector<std::string>& args, absl::Notification& stop) {
   flags.String("settle", &settle,
                "end a scenario this long after its last fault once every fault is detected "
                "(0: run to its duration; never with --baseline or --forever)");
+  flags.String("topology_source", &o.topology_source,
+               "file: railwatchd and the switch agent read the simulator's topology file; "
+               "discovered: no file, railwatchd discovers the map (LLDP, NICs) and the run checks "
+               "it against the simulator's topology");
   flags.String("listen", &o.listen, "railwatchd's gRPC address");
   flags.String("metrics_listen", &o.metrics_listen, "railwatchd's /metrics address");
   flags.String("daemon", &o.daemon, "railwatchd");
@@ -198,6 +202,10 @@ int RunMain(const std::vector<std::string>& args, absl::Notification& stop) {
   }
   if (positional.empty()) return Usage("no scenario file", kRunUsage, flags.Help());
   if (o.jobs < 1) return Usage("--jobs must be 1 or more", kRunUsage, flags.Help());
+  if (o.topology_source != "file" && o.topology_source != "discovered") {
+    return Usage("--topology_source must be file or discovered, not \"" + o.topology_source + "\"",
+                 kRunUsage, flags.Help());
+  }
   for (const auto& [flag, path] :
        {std::pair<std::string, std::string>{"daemon", o.daemon}, {"agent", o.agent}}) {
     if (!Executable(path))

@@ -74,20 +74,25 @@ absl::StatusOr<std::vector<std::string>> SimulatorArgs(const Scenario& s, const 
 }
 
 std::vector<std::string> DaemonArgs(const RunPaths& p, const std::string& rules_dir,
-                                    const std::string& listen, const std::string& metrics_listen) {
-  return {"--listen=" + listen, "--metrics_listen=" + metrics_listen, "--rules=" + rules_dir,
-          "--topology=" + p.topology, "--ready_file=" + p.daemon_ready};
+                                    const std::string& listen, const std::string& metrics_listen,
+                                    bool topology_file) {
+  std::vector<std::string> args = {"--listen=" + listen, "--metrics_listen=" + metrics_listen,
+                                   "--rules=" + rules_dir, "--topology=" + p.topology,
+                                   "--ready_file=" + p.daemon_ready};
+  if (!topology_file) args.erase(args.begin() + 3);
+  return args;
 }
 
 std::vector<std::string> SwitchAgentArgs(const RunPaths& p, const std::string& server,
-                                         const std::string& gnmi_profiles_dir) {
+                                         const std::string& gnmi_profiles_dir,
+                                         bool topology_file) {
   return {"--role=switch",
           "--agent_id=switch-agent",
           "--server=" + server,
           "--interval=1s",
           "--gnmi_targets=" + p.targets,
           "--gnmi_profiles=" + gnmi_profiles_dir,
-          "--topology=" + p.topology,
+          topology_file ? "--topology=" + p.topology : "--topology=",
           // Its spool (<log_state_dir>/spool) in the run's work dir: no replay into another run.
           absl::StrCat("--log_state_dir=", p.work, "/state/switch-agent"),
           "--backoff_initial=100ms",

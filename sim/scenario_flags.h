@@ -38,11 +38,14 @@ using HasFlag = std::function<bool(absl::string_view)>;
 absl::StatusOr<std::vector<std::string>> SimulatorArgs(const Scenario& s, const RunPaths& p,
                                                        const HasFlag& has_flag);
 
+// `topology_file` false: no --topology (the map is discovered, --topology_source=discovered).
 std::vector<std::string> DaemonArgs(const RunPaths& p, const std::string& rules_dir,
                                     const std::string& listen = "127.0.0.1:0",
-                                    const std::string& metrics_listen = "127.0.0.1:0");
+                                    const std::string& metrics_listen = "127.0.0.1:0",
+                                    bool topology_file = true);
 std::vector<std::string> SwitchAgentArgs(const RunPaths& p, const std::string& server,
-                                         const std::string& gnmi_profiles_dir);
+                                         const std::string& gnmi_profiles_dir,
+                                         bool topology_file = true);
 // `ethtool_dumps`: the agent has --ethtool_dumps (reads the simulator's ethtool dumps);
 // without it the agent's ethtool collector is off.
 std::vector<std::string> HostAgentArgs(const RunPaths& p, const std::string& server,

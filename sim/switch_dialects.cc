@@ -417,6 +417,65 @@ absl::StatusOr<std::unique_ptr<PathQuery>> ResolveSonicCounters(
   return std::make_unique<SonicCountersQuery>(std::move(path), std::move(ports), kind, field, wildcard);
 }
 
+// ---- SONiC: APPL_DB's LLDP_ENTRY_TABLE (lldp_syncd's view of lldpd), one hash per port with a
+// neighbour, answered as JSON blobs of strings like the counters.
+
+class SonicLldpQuery : public PathQuery {
+ public:
+  SonicLldpQuery(::gnmi::Path path, std::vector<int> ports, bool wildcard)
+      : path_(std::move(path)), ports_(std::move(ports)), wildcard_(wildcard) {}
+
+  bool StateOnly() const override { return true; }
+
+  void Render(const SimSwitch& sw, ::gnmi::Notification& n) override {
+    if (n.update_size() != 1) {
+      n.Clear();
+      n.mutable_prefix()->set_target("APPL_DB");
+      *n.add_update()->mutable_path() = path_;
+    }
+    std::string json = "{";
+    bool first_port = true;
+    for (int i : ports_) {
+      const SwitchPort& p = sw.ports[i];
+      if (wildcard_) absl::StrAppend(&json, first_port ? "" : ",", "\"", p.name, "\":{");
+      first_port = false;
+      bool first = true;
+      AppendField(json, first, "lldp_rem_chassis_id", p.lldp_chassis_id);
+      AppendField(json, first, "lldp_rem_chassis_id_subtype", "4");  // MAC address
+      AppendField(json, first, "lldp_rem_index", "1");
+      AppendField(json, first, "lldp_rem_port_desc", "");
+      AppendField(json, first, "lldp_rem_port_id", p.lldp_port_id);
+      AppendField(json, first, "lldp_rem_port_id_subtype", "5");  // interface name
+      AppendField(json, first, "lldp_rem_sys_name", p.lldp_system_name);
+      if (wildcard_) json += "}";
+    }
+    json += "}";
+    n.mutable_update(0)->mutable_val()->set_json_ietf_val(json);
+  }
+
+ private:
+  ::gnmi::Path path_;
+  std::vector<int> ports_;
+  bool wildcard_;
+};
+
+absl::StatusOr<std::unique_ptr<PathQuery>> ResolveSonicLldp(
+    const SimSwitch& sw, const std::vector<::gnmi::PathElem>& elems, const std::string& shown) {
+  auto not_found = [&] { return absl::NotFoundError(absl::StrCat("no data at ", shown, " in APPL_DB")); };
+  if (elems.size() != 2 || elems[0].name() != "LLDP_ENTRY_TABLE") return not_found();
+  std::vector<int> ports;
+  for (size_t i = 0; i < sw.ports.size(); ++i) {
+    if (!sw.ports[i].lldp_system_name.empty() && Glob(elems[1].name(), sw.ports[i].name)) {
+      ports.push_back(static_cast<int>(i));
+    }
+  }
+  if (ports.empty()) return not_found();
+  ::gnmi::Path path;
+  for (const ::gnmi::PathElem& e : elems) *path.add_elem() = e;
+  return std::make_unique<SonicLldpQuery>(std::move(path), std::move(ports),
+                                          elems[1].name().find('*') != std::string::npos);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<PathQuery>> ResolvePath(const SimSwitch& sw,
@@ -435,9 +494,11 @@ absl::StatusOr<std::unique_ptr<PathQuery>> ResolvePath(const SimSwitch& sw,
   std::vector<Leaf> table;
   if (sw.dialect == Dialect::kSonic) {
     if (target == "COUNTERS_DB") return ResolveSonicCounters(sw, elems, shown);
+    if (target == "APPL_DB") return ResolveSonicLldp(sw, elems, shown);
     if (target != "OC-YANG") {
-      return absl::NotFoundError(absl::StrCat(
-          "SONiC serves targets COUNTERS_DB and OC-YANG, not \"", target, "\" (", shown, ")"));
+      return absl::NotFoundError(absl::StrCat("SONiC serves targets COUNTERS_DB, APPL_DB and "
+                                              "OC-YANG, not \"",
+                                              target, "\" (", shown, ")"));
     }
     // Through OC-YANG, the interfaces' oper-status, as a JSON blob.
     for (size_t p = 0; p < sw.ports.size(); ++p) {
