@@ -28,7 +28,7 @@ rc=$?
 set -e
 grep -E "connected|ending|FAILED|error|discovered map" "$WORK/progress.log" | tail -n 80 || true
 
-python3 - "$out.json" <<'PY' | tee "$BUILD/scenario-suite.txt"
+python3 - "$out.json" <<'PY' | tee "$out.txt"
 import json, sys
 j = json.load(open(sys.argv[1]))
 for s in j["scenarios"]:
