@@ -155,6 +155,21 @@ void RdmaSysfsCollector::DiscoverPort(Emitter& emitter, const std::string& devic
   absl::StatusOr<std::string> link_layer = ReadFile((port_dir / "link_layer").string());
   if (link_layer.ok()) AddLabel(info, "link_layer", std::string(FirstLine(*link_layer)));
   AddLabel(info, "netdev", absl::StrJoin(netdevs, ","));
+  // What LLDP may announce for this port (topology discovery, docs/TOPOLOGY.md): the netdev's
+  // MAC, and on InfiniBand the port GUID (the low 64 bits of GID 0).
+  if (!netdevs.empty()) {
+    absl::StatusOr<std::string> mac = ReadFile(
+        (fs::path(options_.sysfs_root) / "class" / "net" / netdevs.front() / "address").string());
+    if (mac.ok()) AddLabel(info, "mac", std::string(FirstLine(*mac)));
+  }
+  if (link_layer.ok() && FirstLine(*link_layer) == "InfiniBand") {
+    absl::StatusOr<std::string> gid = ReadFile((port_dir / "gids" / "0").string());
+    if (gid.ok()) {
+      const auto g = FirstLine(*gid);
+      // fe80:0000:0000:0000:0c42:a103:0065:8c4a -> 0c42:a103:0065:8c4a
+      if (g.size() == 39) AddLabel(info, "port_guid", std::string(g.substr(20)));
+    }
+  }
   info_series_.push_back(
       emitter.DefineSeries("fabric_rdma_port_info", MetricKind::kGauge, std::move(info)));
   ports_.push_back(std::move(state));

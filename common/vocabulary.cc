@@ -195,7 +195,9 @@ const std::vector<MetricSpec>& Table() {
       {"fabric_rdma_port_rate_bytes_per_second", G, "bytes per second",
        "Negotiated port rate (speed x width) in bytes per second: 400 Gb/s reads 5e10.", {}},
       {"fabric_rdma_port_info", G, "",
-       "Always 1; labels carry the port's link layer and the netdev behind it.", {}},
+       "Always 1; labels carry the port's link layer, the netdev behind it, its MAC and, on "
+       "InfiniBand, its port GUID (what LLDP announces: topology discovery).",
+       {}},
       {"fabric_rdma_device_info", G, "",
        "Always 1; labels carry firmware, board, HCA type, node GUID, driver, PCI address and "
        "NUMA node.", {}},

@@ -114,7 +114,7 @@ add_executable(railwatch_netdev_tests
   unit/netdev/netns.cc
   unit/netdev/veth_test.cc)
 target_link_libraries(railwatch_netdev_tests PRIVATE
-  railwatch_test_support railwatch_collectors GTest::gtest_main GTest::gmock)
+  railwatch_test_support railwatch_collectors railwatch_server GTest::gtest_main GTest::gmock)
 gtest_discover_tests(railwatch_netdev_tests DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 120)
 
 # In-process tests against a real Daemon on free loopback ports.

@@ -321,6 +321,32 @@ TEST(RdmaSysfsCollector, DriversWithoutPmaCountersMapToCanonicalNames) {
   }
 }
 
+// What LLDP may announce for a port, for topology discovery: the netdev's MAC (RoCE) and the
+// port GUID (InfiniBand: GID 0's low 64 bits).
+TEST(RdmaSysfsCollector, PortInfoCarriesTheMacAndOnInfinibandThePortGuid) {
+  TempDir dir;
+  SysfsTree tree(dir.path());
+  tree.AddPciFunction("mlx5_0", "0000:0c:00.0", "mlx5_core", "0", {"enp12s0np0"});
+  tree.Write("class/infiniband/mlx5_0/ports/1/link_layer", "Ethernet\n");
+  tree.Write("class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/0", "enp12s0np0\n");
+  tree.Write("class/infiniband/mlx5_0/ports/1/gids/0", "fe80:0000:0000:0000:0e42:a1ff:fe65:8c4a\n");
+  tree.Write("class/net/enp12s0np0/address", "0c:42:a1:65:8c:4a\n");
+  tree.AddPciFunction("mlx5_1", "0000:0d:00.0", "mlx5_core", "0", {"ibp13s0"});
+  tree.Write("class/infiniband/mlx5_1/ports/1/link_layer", "InfiniBand\n");
+  tree.Write("class/infiniband/mlx5_1/ports/1/gids/0", "fe80:0000:0000:0000:0c42:a103:0065:8c4b\n");
+  FakeClock clock;
+  RdmaSysfsCollector c({dir.path()}, clock);
+  RecordingEmitter e;
+  ASSERT_TRUE(c.Collect(e).ok());
+  EXPECT_EQ(e.GetGauge("fabric_rdma_port_info{device=\"mlx5_0\",link_layer=\"Ethernet\","
+                       "mac=\"0c:42:a1:65:8c:4a\",netdev=\"enp12s0np0\",port=\"1\"}"),
+            1.0);
+  // No address file for ibp13s0 here: no mac label, and the GUID from GID 0.
+  EXPECT_EQ(e.GetGauge("fabric_rdma_port_info{device=\"mlx5_1\",link_layer=\"InfiniBand\","
+                       "netdev=\"ibp13s0\",port=\"1\",port_guid=\"0c42:a103:0065:8c4b\"}"),
+            1.0);
+}
+
 TEST(RdmaSysfsCollector, NarrowPmaCounterSaturationIsFlaggedAndClears) {
   TempDir dir;
   const std::string port = absl::StrCat(dir.path(), "/class/infiniband/mlx5_0/ports/1");

@@ -1,8 +1,10 @@
 // The host agent's LLDP collector against Debian's real lldpd: a "switch" namespace and a
 // "host" namespace joined by a veth pair, an lldpd in each (the switch's named leaf-r1), the
 // collector asking the host's lldpd through lldpcli. Moving the host's cable to another switch
-// port shows as the new neighbour. Everything lives in namespaces the test makes and deletes;
-// no frame leaves them. Needs root, iproute2 and lldpd (scripts/install-deps).
+// port shows as the new neighbour, and the daemon's map (daemon/topology_watch.h, fed the
+// collector's series as ingest would store them) follows the cable. Everything lives in
+// namespaces the test makes and deletes; no frame leaves them. Needs root, iproute2 and lldpd
+// (scripts/install-deps).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -21,6 +23,8 @@
 #include "absl/time/clock.h"
 #include "collectors/lldp_collector.h"
 #include "common/clock.h"
+#include "common/vocabulary.h"
+#include "daemon/topology_watch.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "support/recording_emitter.h"
@@ -105,6 +109,63 @@ class LldpdTest : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
+// What ingest does with a host agent's series: the agent's host label added, stored.
+class StoreEmitter final : public Emitter {
+ public:
+  StoreEmitter(SeriesStore& store, std::string host) : store_(store), host_(std::move(host)) {}
+  uint32_t DefineSeries(std::string_view name, MetricKind kind, Labels labels,
+                        uint32_t width_bits) override {
+    labels.push_back({"host", host_});
+    NormalizeLabels(labels);
+    refs_.push_back(store_.Intern(name, labels, TraitsOf(name, kind, width_bits)));
+    return static_cast<uint32_t>(refs_.size() - 1);
+  }
+  void Counter(uint32_t id, uint64_t value, int64_t t) override {
+    store_.Append(refs_[id], t, static_cast<double>(value));
+  }
+  void Gauge(uint32_t id, double value, int64_t t) override { store_.Append(refs_[id], t, value); }
+  void Event(EventRecord) override {}
+
+ private:
+  SeriesStore& store_;
+  std::string host_;
+  std::vector<SeriesRef> refs_;
+};
+
+// Both at once: the test's view (RecordingEmitter) and the daemon's store.
+class TeeEmitter final : public Emitter {
+ public:
+  TeeEmitter(Emitter& a, Emitter& b) : a_(a), b_(b) {}
+  uint32_t DefineSeries(std::string_view name, MetricKind kind, Labels labels,
+                        uint32_t width_bits) override {
+    const uint32_t id = a_.DefineSeries(name, kind, labels, width_bits);
+    const uint32_t other = b_.DefineSeries(name, kind, std::move(labels), width_bits);
+    if (other != id) ids_[id] = other;
+    return id;
+  }
+  void Counter(uint32_t id, uint64_t v, int64_t t) override {
+    a_.Counter(id, v, t);
+    b_.Counter(Other(id), v, t);
+  }
+  void Gauge(uint32_t id, double v, int64_t t) override {
+    a_.Gauge(id, v, t);
+    b_.Gauge(Other(id), v, t);
+  }
+  void Event(EventRecord e) override {
+    b_.Event(e);
+    a_.Event(std::move(e));
+  }
+
+ private:
+  uint32_t Other(uint32_t id) const {
+    auto it = ids_.find(id);
+    return it == ids_.end() ? id : it->second;
+  }
+  Emitter& a_;
+  Emitter& b_;
+  std::map<uint32_t, uint32_t> ids_;
+};
+
 // The switch port a collector's neighbours put behind `interface`, "" when none.
 std::string PortBehind(const RecordingEmitter& e, const std::string& interface) {
   std::string found;
@@ -154,10 +215,22 @@ TEST_F(LldpdTest, HostLearnsItsSwitchPortAndSeesTheCableMove) {
   FakeClock clock;
   LldpCollector collector({absl::Seconds(1)}, LldpcliSource(wrapper), clock);
   RecordingEmitter e;
+  // The daemon's side: its store, fed as ingest would, with the host's RDMA NIC behind eth0
+  // (this kernel has no RDMA: its identity series is written by hand), and its map.
+  SeriesStore store(SeriesStore::Options{.capacity = 600});
+  StoreEmitter to_store(store, "gpu-h1");
+  TeeEmitter both(e, to_store);
+  JobRegistry jobs;
+  FabricMap fabric(nullptr, &jobs);
+  TopologyWatch watch({}, nullptr, store, fabric, clock);
+  const uint32_t nic = to_store.DefineSeries(
+      "fabric_rdma_port_info", MetricKind::kGauge,
+      {{"device", "mlx5_0"}, {"port", "1"}, {"netdev", "eth0"}, {"link_layer", "Ethernet"}}, 0);
   auto wait_for_port = [&](const std::string& port) {
     for (int i = 0; i < 150 && PortBehind(e, "eth0") != port; ++i) {
       clock.Advance(absl::Seconds(1));
-      ASSERT_TRUE(collector.Collect(e).ok());
+      to_store.Gauge(nic, 1, clock.NowNanos());
+      ASSERT_TRUE(collector.Collect(both).ok());
       absl::SleepFor(absl::Milliseconds(200));
     }
     ASSERT_EQ(PortBehind(e, "eth0"), port)
@@ -166,6 +239,17 @@ TEST_F(LldpdTest, HostLearnsItsSwitchPortAndSeesTheCableMove) {
   };
   wait_for_port("swp1");
   EXPECT_EQ(collector.stats().read_errors, 0u);
+  // The daemon places the NIC from the host's end alone (no agent reaches this "switch").
+  auto leaf_port = [&] {
+    Labels l = {{"device", "mlx5_0"}, {"host", "gpu-h1"}};
+    fabric.Enrich(l);
+    const std::string* leaf = FindLabel(l, "leaf");
+    const std::string* port = FindLabel(l, "leaf_port");
+    return leaf != nullptr && port != nullptr ? absl::StrCat(*leaf, "/", *port) : "-";
+  };
+  EXPECT_TRUE(watch.RunOnce());
+  EXPECT_EQ(leaf_port(), "leaf-r1/swp1");
+  EXPECT_EQ(watch.view().provenance.at("gpu-h1/mlx5_0"), Provenance::kHostEnd);
   bool named = false;
   for (const std::string& name : e.names)
     named |= absl::StrContains(name, "neighbor_system=\"leaf-r1\"");
@@ -176,6 +260,8 @@ TEST_F(LldpdTest, HostLearnsItsSwitchPortAndSeesTheCableMove) {
   cable("swp2");
   wait_for_port("swp2");
   EXPECT_EQ(collector.stats().neighbors, 1u);
+  EXPECT_TRUE(watch.RunOnce());  // the map changed, without a restart
+  EXPECT_EQ(leaf_port(), "leaf-r1/swp2");
   const size_t moved =
       e.EventsOfKind("lldp.neighbor_changed").size() + e.EventsOfKind("lldp.neighbor_lost").size();
   EXPECT_GE(moved, 1u) << "the move must show as an event";

@@ -259,5 +259,24 @@ jobs:
   EXPECT_EQ(DiffText(DiffTopologies(merged, *back)), "");
 }
 
+TEST(TopologyDiscovery, AFileThatPinsOnlyJobsLeavesTheRestToDiscovery) {
+  const DiscoveredTopology d = DiscoverTopology(Small());
+  absl::StatusOr<Topology> jobs_only = Topology::LoadString(R"(
+hosts: [{name: gpu-1}, {name: gpu-2}]
+jobs: [{name: train, hosts: [gpu-1, gpu-2], gpus_per_host: 2}]
+)",
+                                                            "jobs.yaml");
+  ASSERT_TRUE(jobs_only.ok()) << jobs_only.status();
+  absl::flat_hash_map<std::string, Provenance> provenance = d.provenance;
+  const Topology merged = MergeTopologies(*jobs_only, d.topology, provenance);
+  EXPECT_EQ(DiffText(DiffTopologies(d.topology, merged)), "");
+  ASSERT_EQ(merged.jobs().size(), 1u);
+  EXPECT_EQ(merged.jobs()[0].name, "train");
+  // Nothing the file says conflicts: only NICs it does not list.
+  for (const TopologyDifference& diff : DiffTopologies(*jobs_only, d.topology)) {
+    EXPECT_FALSE(diff.conflict()) << diff.where;
+  }
+}
+
 }  // namespace topology_discovery_test
 }  // namespace railwatch
