@@ -167,7 +167,7 @@ add_executable(railwatch_query_tests
   unit/query_filter_test.cc)
 target_include_directories(railwatch_query_tests PRIVATE integration)
 target_link_libraries(railwatch_query_tests PRIVATE
-  railwatch_test_support railwatch_server GTest::gtest_main GTest::gmock)
+  railwatch_test_support railwatch_server railwatch_cli GTest::gtest_main GTest::gmock)
 gtest_discover_tests(railwatch_query_tests TEST_PREFIX "query." DISCOVERY_TIMEOUT 60
   PROPERTIES TIMEOUT 120)
 

@@ -3,6 +3,9 @@
 // as fabric_topology_mismatch, and the Query API's views of it.
 #include "daemon/topology_watch.h"
 
+#include <sstream>
+
+#include "cli/commands.h"
 #include "common/clock.h"
 #include "common/vocabulary.h"
 #include "gmock/gmock.h"
@@ -194,6 +197,55 @@ TEST(TopologyWatchQueryTest, TheQueryApiShowsEachViewItsYamlAndTheDifferences) {
   const grpc::Status s = ask("guessed", &bad);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(s.error_message(), HasSubstr("effective, discovered or declared"));
+}
+
+// The CLI on the same server: the map with its FROM column, --diff, -o yaml that reads back.
+TEST(TopologyWatchQueryTest, TheCliShowsTheMapTheDiffAndYamlThatReadsBack) {
+  QueryTestServer::Options options;
+  options.topology_watch = true;
+  QueryTestServer server(options);
+  Labels nic = {{"host", "gpu-node-001"}, {"device", "mlx5_0"}, {"port", "1"},
+                {"netdev", "eth0"}};
+  NormalizeLabels(nic);
+  server.store.Append(server.store.Intern("fabric_rdma_port_info", nic, MetricKind::kGauge),
+                      server.clock.NowNanos(), 1);
+  Labels port = {{"switch", "leaf-1"}, {"interface", "Ethernet8"},
+                 {"neighbor_system", "gpu-node-001"}, {"neighbor_port", "eth0"}};
+  NormalizeLabels(port);
+  server.store.Append(server.store.Intern("fabric_lldp_neighbor_info", port, MetricKind::kGauge),
+                      server.clock.NowNanos(), 1);
+  server.topology_watch->RunOnce();
+
+  CliOptions o;
+  o.server = server.address();
+  std::ostringstream out, err;
+  ASSERT_EQ(RunCommand({"topology"}, o, out, err), kExitOk) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("Map from: file+discovered"));
+  EXPECT_THAT(out.str(), HasSubstr("FROM"));
+  EXPECT_THAT(out.str(), HasSubstr("1 conflicts between the file and discovery"));
+
+  out.str("");
+  o.diff = true;
+  ASSERT_EQ(RunCommand({"topology"}, o, out, err), kExitOk) << err.str();
+  EXPECT_THAT(out.str(), ::testing::ContainsRegex(
+                             "gpu-node-001/mlx5_0 +switch port +leaf-1/Ethernet0 +leaf-1/Ethernet8 +yes"));
+
+  out.str("");
+  o.diff = false;
+  o.discovered = true;
+  o.output = "yaml";
+  ASSERT_EQ(RunCommand({"topology"}, o, out, err), kExitOk) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("# railwatch topology --discovered -o yaml"));
+  absl::StatusOr<Topology> back = Topology::LoadString(out.str(), "stdout");
+  ASSERT_TRUE(back.ok()) << back.status() << "\n" << out.str();
+  ASSERT_NE(back->PeerOf("leaf-1", "Ethernet8"), nullptr);
+  EXPECT_EQ(back->PeerOf("leaf-1", "Ethernet8")->device, "mlx5_0");
+
+  o.declared = true;  // with --discovered: a usage error
+  EXPECT_EQ(RunCommand({"topology"}, o, out, err), kExitUsage);
+  o.declared = false;
+  o.output = "json";
+  EXPECT_EQ(RunCommand({"topology"}, o, out, err), kExitUsage);
 }
 
 }  // namespace

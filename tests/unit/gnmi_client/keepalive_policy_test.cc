@@ -51,7 +51,7 @@ TEST(GnmiKeepaliveTime, PingsNoFasterThanHalfTheDataIntervalAndEveryFiveMinutesW
   EXPECT_EQ(GnmiKeepaliveTime({Request({{::gnmi::ON_CHANGE, 20}})}, ten), ten);
 }
 
-TEST(GnmiKeepalivePolicy, ADefaultPolicyTargetKeepsBothSonicStreamsAndAFrozenOneIsNoticed) {
+TEST(GnmiKeepalivePolicy, ADefaultPolicyTargetKeepsEverySonicStreamAndAFrozenOneIsNoticed) {
   FakeGnmiTarget target({});  // grpc::ServerBuilder's defaults: the policy above
   ASSERT_TRUE(target.Start().ok());
   FreezingProxy path(target.address());
@@ -68,10 +68,11 @@ TEST(GnmiKeepalivePolicy, ADefaultPolicyTargetKeepsBothSonicStreamsAndAFrozenOne
   auto collector = GnmiSwitchCollector::Create(std::move(options), ShippedProfiles());
   ASSERT_TRUE(collector.ok()) << collector.status();
   (*collector)->Start();
-  ASSERT_TRUE(target.WaitForStreams(2, absl::Seconds(20)));
+  // COUNTERS_DB (sampled), OC-YANG and APPL_DB (on change: silent after their first answer).
+  ASSERT_TRUE(target.WaitForStreams(3, absl::Seconds(20)));
 
-  // 12 s of counters every second on COUNTERS_DB and nothing on OC-YANG: without the shared
-  // connection, the OC-YANG stream's third unanswered ping (about 3 s) drew the GOAWAY.
+  // 12 s of counters every second on COUNTERS_DB and nothing on OC-YANG or APPL_DB: without
+  // the shared connection, a silent stream's third unanswered ping (about 3 s) drew the GOAWAY.
   PointLog log;
   for (int second = 0; second < 12; ++second) {
     EXPECT_EQ(target.Broadcast(UintUpdate("/COUNTERS/Ethernet0/SAI_PORT_STAT_IF_IN_OCTETS",
@@ -82,7 +83,7 @@ TEST(GnmiKeepalivePolicy, ADefaultPolicyTargetKeepsBothSonicStreamsAndAFrozenOne
     CollectUntil(**collector, log, [] { return false; }, absl::Seconds(1));
   }
   const GnmiSwitchCollector::TargetStats stats = (*collector)->target_stats(0);
-  EXPECT_EQ(target.subscribes(), 2) << "a stream was subscribed again: " << stats.client.last_error;
+  EXPECT_EQ(target.subscribes(), 3) << "a stream was subscribed again: " << stats.client.last_error;
   EXPECT_EQ(stats.client.errors, 0u) << stats.client.last_error;
   EXPECT_EQ(stats.client.reconnects, 0u);
   EXPECT_TRUE(stats.client.connected);

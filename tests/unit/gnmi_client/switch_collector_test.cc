@@ -347,7 +347,7 @@ TEST(SubscribeRequestsTest, OneRequestPerGnmiTargetWithTheTargetInThePrefix) {
     }
     EXPECT_EQ(subscriptions, p.subscriptions().size()) << p.name();
     if (p.name() == "sonic") {
-      EXPECT_EQ(targets, (std::set<std::string>{"COUNTERS_DB", "OC-YANG"}));
+      EXPECT_EQ(targets, (std::set<std::string>{"APPL_DB", "COUNTERS_DB", "OC-YANG"}));
     } else {
       EXPECT_EQ(requests.size(), 1u) << p.name();
     }
