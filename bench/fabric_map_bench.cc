@@ -1,5 +1,6 @@
 // What topology() and peer() cost per element, and a blast radius per diagnosis, on a pod of
-// 1,024 hosts x 8 NICs (8 rails, 32 hosts per leaf: 256 leaves, 16 spines) with two jobs.
+// 1,024 hosts x 8 NICs (8 rails, 32 hosts per leaf: 256 leaves, 16 spines) with two jobs; and
+// one discovery pass over what that pod's agents report (docs/TOPOLOGY.md).
 //
 //   build/release/bench/fabric_map_bench
 #include <memory>
@@ -7,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
+#include "topology/discovery.h"
 #include "topology/fabric_map.h"
 #include "topology/topology.h"
 
@@ -152,6 +154,46 @@ void BM_BuildIndex(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_BuildIndex)->Unit(benchmark::kMillisecond);
+
+// What the pod's agents report: every NIC's identity, every leaf port's LLDP neighbour (the
+// host and its netdev) and every leaf-spine link from both ends.
+DiscoveryFacts PodFacts(const Topology& t) {
+  DiscoveryFacts f;
+  for (const TopologyHost& h : t.hosts()) {
+    for (const TopologyNic& n : h.nics) {
+      f.nics.push_back({h.name, n.device, n.netdev, "", "", "", "Ethernet"});
+      f.switch_ports.push_back({n.switch_name, n.switch_port, h.name, n.netdev, "", 1});
+    }
+  }
+  for (const TopologySwitch& s : t.switches()) {
+    f.switches.push_back(s.name);
+    for (const TopologyLink& l : s.links) {
+      f.switch_ports.push_back({s.name, l.port, l.peer, l.peer_port, "", 1});
+      f.switch_ports.push_back({l.peer, l.peer_port, s.name, l.port, "", 1});
+    }
+  }
+  return f;
+}
+
+// One pass of railwatchd's TopologyWatch after reading the store: discover, lay the file over
+// it, print the map to see whether it changed. The discovered map must be the pod's.
+void BM_DiscoveryPass(benchmark::State& state) {
+  Pod& pod = GetPod();
+  const DiscoveryFacts facts = PodFacts(*pod.topology);
+  {
+    const DiscoveredTopology d = DiscoverTopology(facts);
+    if (!DiffTopologies(*pod.topology, d.topology).empty()) abort();
+  }
+  for (auto _ : state) {
+    DiscoveredTopology d = DiscoverTopology(facts);
+    absl::flat_hash_map<std::string, Provenance> provenance = d.provenance;
+    Topology merged = MergeTopologies(*pod.topology, d.topology, provenance);
+    std::string yaml = TopologyToYaml(merged, nullptr);
+    benchmark::DoNotOptimize(yaml);
+  }
+  state.counters["nics"] = static_cast<double>(facts.nics.size());
+}
+BENCHMARK(BM_DiscoveryPass)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace railwatch
