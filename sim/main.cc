@@ -110,6 +110,13 @@ absl::Status StartSwitches(const railwatch::sim::SysfsFabric::Options& fabric,
   absl::StatusOr<std::unique_ptr<sim::SwitchFabric>> built = sim::SwitchFabric::Create(so, start);
   if (!built.ok()) return built.status();
   switches = std::move(*built);
+  // Each host's lldpd answer (what its agent reads), before the topology file: a runner that
+  // waits for that file finds these too.
+  if (!fabric.root.empty()) {
+    if (absl::Status s = sim::WriteHostLldpFiles(fabric.root, switches->switches()); !s.ok()) {
+      return s;
+    }
+  }
   if (!topology_out.empty()) {
     if (absl::Status s = sim::WriteTopologyFile(topology_out, switches->switches(), so.hosts,
                                                 so.nics_per_host, fabric.jobs);

@@ -405,7 +405,21 @@ std::string Run::CheckDiscoveredTopology() {
     absl::StatusOr<Topology> found = Topology::LoadString(response.yaml(), "discovered");
     if (!found.ok()) return absl::StrCat("the discovered map does not load: ", found.status().message());
     const std::vector<TopologyDifference> diffs = DiffTopologies(*truth, *found);
-    if (diffs.empty()) return "";
+    if (diffs.empty()) {
+      // The hosts' agents read their lldpd answers: every NIC cable is heard from both ends.
+      std::vector<std::string> one_end;
+      for (const v1::TopologyHost& h : response.hosts()) {
+        for (const v1::TopologyNic& n : h.nics()) {
+          if (n.provenance() != "both ends") {
+            one_end.push_back(absl::StrCat(h.name(), "/", n.device(), " (", n.provenance(), ")"));
+          }
+        }
+      }
+      if (one_end.empty()) return "";
+      problem = absl::StrCat(one_end.size(), " NIC cables are not heard from both ends, e.g. ",
+                             one_end.front());
+      continue;
+    }
     std::vector<std::string> shown;
     for (size_t i = 0; i < diffs.size() && i < 3; ++i) {
       shown.push_back(absl::StrCat(diffs[i].where, " ", diffs[i].what, ": ",
@@ -485,7 +499,8 @@ ScenarioRun Run::Play() {
   if (st.ok() && o_.topology_source == "discovered") {
     topology_problem_ = CheckDiscoveredTopology();
     Say(topology_problem_.empty()
-            ? "the discovered map equals the simulator's topology (no topology file given)"
+            ? "the discovered map equals the simulator's topology, every NIC cable heard from "
+              "both ends (no topology file given)"
             : topology_problem_);
   }
   if (st.ok() && o_.forever) {

@@ -109,6 +109,8 @@ std::vector<std::string> HostAgentArgs(const RunPaths& p, const std::string& ser
           ethtool_dumps ? absl::StrCat("--ethtool_dumps=", tree, "/ethtool") : "--ethtool=false",
           "--link_events=false",
           absl::StrCat("--log_paths=", tree, "/nccl/*.log"),
+          // What the host's lldpd would say (the simulator writes it): both ends of each cable.
+          absl::StrCat("--lldp_source=file:", tree, "/lldpd.json"),
           absl::StrCat("--log_state_dir=", p.work, "/state/", host),
           "--backoff_initial=100ms",
           "--backoff_max=1s"};

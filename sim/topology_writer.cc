@@ -2,11 +2,14 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
+#include <tuple>
 #include <map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/text.h"
 #include "sim/sysfs_fabric.h"
 #include "yaml-cpp/yaml.h"
@@ -59,6 +62,44 @@ absl::Status WriteTargetsFile(const std::string& path, const std::vector<SimSwit
   }
   out << YAML::EndSeq << YAML::EndMap;
   return WriteAtomically(path, absl::StrCat(out.c_str(), "\n"), 0644);
+}
+
+absl::Status WriteHostLldpFiles(const std::string& root, const std::vector<SimSwitch>& switches) {
+  // host -> (netdev, switch, port, chassis), in the leaves' port order.
+  std::map<std::string, std::vector<std::tuple<std::string, std::string, std::string, std::string>>>
+      heard;
+  for (size_t i = 0; i < switches.size(); ++i) {
+    const SimSwitch& sw = switches[i];
+    if (sw.role != "leaf") continue;
+    const std::string chassis = absl::StrFormat("02:00:00:00:%02x:%02x", i % 256, i / 256);
+    for (const SwitchPort& p : sw.ports) {
+      if (!p.uplink) heard[p.peer].emplace_back(p.peer_port, sw.name, p.name, chassis);
+    }
+  }
+  for (const auto& [host, interfaces] : heard) {
+    std::string json = "{\n  \"lldp\": [\n    {\n      \"interface\": [";
+    bool first = true;
+    for (const auto& [netdev, sw, port, chassis] : interfaces) {
+      absl::StrAppend(&json, first ? "" : ",", R"(
+        {
+          "name": ")", netdev, R"(",
+          "via": "LLDP",
+          "rid": "1",
+          "age": "0 day, 00:00:05",
+          "chassis": [{"id": [{"type": "mac", "value": ")", chassis, R"("}], "name": [{"value": ")",
+                      sw, R"("}], "descr": [{"value": "railwatch-sim leaf"}]}],
+          "port": [{"id": [{"type": "ifname", "value": ")", port, R"("}], "descr": [{"value": ")",
+                      port, R"("}], "ttl": [{"value": "120"}]}]
+        })");
+      first = false;
+    }
+    json += "\n      ]\n    }\n  ]\n}\n";
+    const std::string dir = absl::StrCat(root, "/", host);
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (absl::Status s = WriteAtomically(dir + "/lldpd.json", json, 0644); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status WriteTopologyFile(const std::string& path, const std::vector<SimSwitch>& switches,

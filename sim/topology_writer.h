@@ -26,4 +26,11 @@ absl::Status WriteTargetsFile(const std::string& path, const std::vector<SimSwit
 absl::Status WriteTopologyFile(const std::string& path, const std::vector<SimSwitch>& switches,
                                int hosts, int nics_per_host, const std::vector<SimJob>& jobs = {});
 
+// What each simulated host's lldpd would answer to `lldpcli -f json0 show neighbors`: for each
+// NIC's netdev, the leaf it plugs into (system name, chassis MAC) and the leaf's port (port-id
+// subtype ifname), as <root>/<host>/lldpd.json. The host agent reads it with
+// --lldp_source=file:PATH (docs/COLLECTORS.md), so that discovery hears both ends of every NIC
+// cable (docs/TOPOLOGY.md). A host's own view: an --lldp_miswire changes only the switch's.
+absl::Status WriteHostLldpFiles(const std::string& root, const std::vector<SimSwitch>& switches);
+
 }  // namespace railwatch::sim

@@ -280,8 +280,8 @@ add_executable(railwatch_sim_gnmi_tests
   unit/sim_gnmi/topology_discovery_test.cc
   unit/sim_kinds_truth.cc)
 target_link_libraries(railwatch_sim_gnmi_tests PRIVATE
-  railwatch_test_support railwatch_sim_switches railwatch_sim_scenarios railwatch_topology nlohmann_json::nlohmann_json
-  yaml-cpp GTest::gtest_main GTest::gmock)
+  railwatch_test_support railwatch_sim_switches railwatch_sim_scenarios railwatch_topology
+  railwatch_lldp_neighbors nlohmann_json::nlohmann_json yaml-cpp GTest::gtest_main GTest::gmock)
 target_compile_definitions(railwatch_sim_gnmi_tests PRIVATE
   RAILWATCH_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 gtest_discover_tests(railwatch_sim_gnmi_tests DISCOVERY_TIMEOUT 60)

@@ -160,9 +160,16 @@ TEST(ScenarioFlags, DaemonAndAgents) {
                           "--sysfs_root=/w/sys/gpu-node-002", "--interval=1s",
                           "--ethtool_dumps=/w/sys/gpu-node-002/ethtool", "--link_events=false",
                           "--log_paths=/w/sys/gpu-node-002/nccl/*.log",
+                          "--lldp_source=file:/w/sys/gpu-node-002/lldpd.json",
                           "--log_state_dir=/w/state/gpu-node-002", "--backoff_initial=100ms",
                           "--backoff_max=1s"));
   EXPECT_THAT(HostAgentArgs(p, "a", "h", false), Contains("--ethtool=false"));
+  // --topology_source=discovered: no file for railwatchd or the switch agent.
+  EXPECT_THAT(DaemonArgs(p, "/src/rules", "127.0.0.1:0", "127.0.0.1:0", false),
+              ElementsAre("--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+                          "--rules=/src/rules", "--ready_file=/w/daemon-ready.json"));
+  EXPECT_THAT(SwitchAgentArgs(p, "127.0.0.1:4000", "/src/profiles/gnmi", false),
+              Contains("--topology="));
   EXPECT_THAT(BaselineArgs(p, "/src/sim/baseline/baseline.py", 8),
               ElementsAre("/src/sim/baseline/baseline.py", "--root=/w/sys", "--hosts=8",
                           "--work=/w/baseline", "--out=/w/baseline-diagnoses.json",

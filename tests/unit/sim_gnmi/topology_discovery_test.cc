@@ -7,6 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "collectors/lldp_neighbors.h"
+#include "common/text.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/scenario.h"
@@ -101,6 +103,31 @@ TEST(TopologyDiscovery, EveryScenarioIsDiscoveredExactly) {
         Topology::LoadString(TopologyToYaml(d.topology, &d.provenance), "discovered.yaml");
     ASSERT_TRUE(back.ok()) << back.status();
     EXPECT_EQ(DiffText(DiffTopologies(f.truth, *back)), "");
+
+    // The hosts' end too, as their agents read the lldpd answers the simulator writes: every
+    // NIC cable is then heard from both ends, and the map is the same.
+    const std::string root = dir.path() + "/sys";
+    ASSERT_TRUE(sim::WriteHostLldpFiles(root, f.switches->switches()).ok());
+    DiscoveryFacts facts = FactsOf(f.switches->switches(), s->topology.hosts, s->topology.nics);
+    for (int h = 1; h <= s->topology.hosts; ++h) {
+      const std::string host = sim::SysfsFabric::HostName(h);
+      absl::StatusOr<std::string> json = ReadFile(root + "/" + host + "/lldpd.json");
+      ASSERT_TRUE(json.ok()) << json.status();
+      const LldpParseResult parsed = ParseLldpNeighbors(*json, host);
+      EXPECT_TRUE(parsed.problems.empty()) << host;
+      EXPECT_EQ(parsed.neighbors.size(), static_cast<size_t>(s->topology.nics)) << host;
+      for (const LldpNeighbor& n : parsed.neighbors) {
+        facts.host_ports.push_back({host, n.local_interface, n.system_name, n.PortName(), "", 1});
+      }
+    }
+    const DiscoveredTopology both = DiscoverTopology(facts);
+    EXPECT_THAT(both.notes, IsEmpty());
+    EXPECT_EQ(DiffText(DiffTopologies(f.truth, both.topology)), "");
+    for (const TopologyHost& h : both.topology.hosts()) {
+      for (const TopologyNic& n : h.nics) {
+        EXPECT_EQ(both.provenance.at(h.name + "/" + n.device), Provenance::kBothEnds);
+      }
+    }
   }
   EXPECT_GE(scenarios, 30u);
 }
