@@ -349,3 +349,13 @@ gtest_discover_tests(railwatch_rdma_tool_tests DISCOVERY_TIMEOUT 60 PROPERTIES L
 add_executable(railwatch_spool_tests unit/spool_test.cc)
 target_link_libraries(railwatch_spool_tests PRIVATE railwatch_agent GTest::gtest_main)
 gtest_discover_tests(railwatch_spool_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
+
+# InfiniBand readers (ib/): ibnetdiscover, perfquery, ibqueryerrors ... on every real capture
+# in fixtures/ib (../shared/realworld CATALOGUE sections I-O). ctest -L ib
+add_executable(railwatch_ib_tests
+  unit/ib/ibnetdiscover_test.cc)
+target_include_directories(railwatch_ib_tests PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/unit/ib")
+target_compile_definitions(railwatch_ib_tests PRIVATE RAILWATCH_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+target_link_libraries(railwatch_ib_tests PRIVATE railwatch_ib_readers GTest::gtest_main
+  GTest::gmock)
+gtest_discover_tests(railwatch_ib_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "unit;ib")
