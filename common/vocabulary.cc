@@ -417,6 +417,17 @@ const std::vector<MetricSpec>& Table() {
        "1 while the switch port's operational state is UP, 0 in any other state (OpenConfig "
        "state/oper-status, streamed on change; SONiC through its OC-YANG target).",
        {}},
+      {"fabric_switch_interface_info", G, "",
+       "Always 1; one series per switch port whose own identity the switch reports, label mac "
+       "the port's MAC address (OpenConfig ethernet/state/mac-address; SONiC ports share the "
+       "system MAC and give none). Topology discovery resolves LLDP port-ids that are MACs "
+       "with it.",
+       {}},
+      {"fabric_switch_interface_speed_bytes_per_second", G, "bytes per second",
+       "The switch port's speed in bytes per second, 400 Gb/s reads 5e10 (OpenConfig "
+       "ethernet/state/port-speed, SONiC APPL_DB PORT_TABLE speed): the peer of the NIC's "
+       "fabric_rdma_port_rate_bytes_per_second.",
+       {}},
       {"fabric_switch_queue_transmit_packets_total", C, "packets",
        "Packets sent from one egress queue (OpenConfig qos output queue transmit-pkts, SONiC "
        "SAI_QUEUE_STAT_PACKETS).",
@@ -515,13 +526,18 @@ std::span<const SelfMetricSpec> AgentSelfMetrics() {
       {"railwatch_gnmi_target_updates_total", kCounter,
        "gNMI updates received from this target."},
       {"railwatch_gnmi_target_errors_total", kCounter,
-       "Errors on this gNMI target's Subscribe stream (connect, TLS, RPC, decode)."},
+       "Errors on this gNMI target's Subscribe streams (connect, TLS, RPC, decode); paths the "
+       "target refuses are railwatch_gnmi_target_refused_subscriptions."},
       {"railwatch_gnmi_target_reconnects_total", kCounter,
        "Times the switch agent re-opened its Subscribe stream to this target."},
       {"railwatch_gnmi_unmapped_leaves_total", kCounter,
        "gNMI leaves from this target that no path profile maps to a canonical series."},
       {"railwatch_gnmi_target_dropped_points_total", kCounter,
        "Points from this target dropped because the agent's buffer was full."},
+      {"railwatch_gnmi_target_refused_subscriptions", kGauge,
+       "Subscribe streams whose paths this gNMI target refused on the last attempt "
+       "(NOT_FOUND, INVALID_ARGUMENT, UNIMPLEMENTED): a profile's optional paths it does not "
+       "serve, asked again every 5 minutes; the other streams go on."},
       // The host agent's log tailer and parsers (docs/LOG_TAILING.md).
       {"railwatch_log_lines_total", kCounter, "Log lines handed to the parser, per log pattern."},
       {"railwatch_log_events_total", kCounter, "Events parsed from the log, per log pattern."},

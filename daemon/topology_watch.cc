@@ -71,6 +71,13 @@ DiscoveryFacts TopologyWatch::ReadFacts() const {
     }
     facts.nics.push_back(std::move(n));
   });
+  // Switch ports' own MACs: an LLDP port-id that is a MAC names its port through them.
+  ForEachLatest(store_, "fabric_switch_interface_info", [&](const Labels& l, const Sample&) {
+    SwitchPortFact p{LabelOr(l, "switch"), LabelOr(l, "interface"), LabelOr(l, "mac")};
+    if (!p.system.empty() && !p.port.empty() && !p.mac.empty()) {
+      facts.switch_port_ids.push_back(std::move(p));
+    }
+  });
   ForEachLatest(store_, "fabric_lldp_neighbor_info", [&](const Labels& l, const Sample& s) {
     NeighbourFact f;
     f.port = LabelOr(l, "interface");

@@ -6,6 +6,7 @@
 #include "common/grpc_keepalive.h"
 #include "common/labels.h"
 #include "common/logging.h"
+#include "gnmi/decode.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 
@@ -74,14 +75,20 @@ void AddGnmiCredentials(const GnmiTargetConfig& target, grpc::ClientContext& ctx
 
 std::vector<::gnmi::SubscribeRequest> MakeSubscribeRequests(
     const GnmiProfile& profile, const GnmiTargetConfig& target,
-    ::gnmi::SubscriptionList::Mode mode) {
+    ::gnmi::SubscriptionList::Mode mode, std::vector<bool>* optional) {
   std::vector<::gnmi::SubscribeRequest> requests;
+  std::vector<bool> alone;  // per request: one optional subscription
   for (const GnmiSubscriptionSpec& spec : profile.subscriptions()) {
-    auto same_target = [&](const ::gnmi::SubscribeRequest& r) {
-      return r.subscribe().prefix().target() == spec.path.target();
-    };
-    auto it = std::find_if(requests.begin(), requests.end(), same_target);
+    // Optional subscriptions go alone; the others share their gNMI target's stream.
+    auto it = requests.end();
+    for (size_t i = 0; i < requests.size() && !spec.optional; ++i) {
+      if (!alone[i] && requests[i].subscribe().prefix().target() == spec.path.target()) {
+        it = requests.begin() + static_cast<std::ptrdiff_t>(i);
+        break;
+      }
+    }
     if (it == requests.end()) {
+      alone.push_back(spec.optional);
       ::gnmi::SubscriptionList& list = *requests.emplace_back().mutable_subscribe();
       list.set_mode(mode);
       list.set_encoding(profile.encoding());
@@ -104,6 +111,7 @@ std::vector<::gnmi::SubscribeRequest> MakeSubscribeRequests(
           static_cast<uint64_t>(absl::ToInt64Nanoseconds(spec.heartbeat_interval)));
     }
   }
+  if (optional != nullptr) *optional = std::move(alone);
   return requests;
 }
 
@@ -286,6 +294,7 @@ void GnmiClient::OnResponse(const ::gnmi::SubscribeResponse& response) {
     spdlog::info("gnmi target {} ({}): subscribed", target_.name, target_.address);
     if (ever_connected_) ++reconnects_;
     ever_connected_ = true;
+    refused_ = false;
   }
   handler_.OnResponse(response);
 }
@@ -297,16 +306,30 @@ void GnmiClient::OnCallDone(const grpc::Status& status) {
     busy_ = false;
     return;
   }
+  const grpc::StatusCode code = status.error_code();
+  refused_ = !was_connected && (code == grpc::StatusCode::NOT_FOUND ||
+                                code == grpc::StatusCode::INVALID_ARGUMENT ||
+                                code == grpc::StatusCode::UNIMPLEMENTED);
   // A stream that ends without an error still ends: a STREAM subscription is meant to last.
-  ++errors_;
+  // A refusal is no error of the stream: the paths are not served (Stats::refused says so).
+  if (!refused_) ++errors_;
   last_error_ = status.ok() ? "stream ended by the target"
                             : absl::StrCat(absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code())), ": ",
                                            status.error_message());
-  const absl::Duration delay = backoff_.Next();
+  const absl::Duration delay = refused_ ? options_.refused_retry : backoff_.Next();
   // A lost stream is worth a line; an unreachable target says so on attempts 1, 2, 4, 8 ...
   // so that a switch that is down for a day does not flood the log.
   ++failed_attempts_;
-  if (was_connected || (failed_attempts_ & (failed_attempts_ - 1)) == 0) {
+  if (refused_) {
+    if ((failed_attempts_ & (failed_attempts_ - 1)) == 0) {
+      std::string paths;
+      for (const ::gnmi::Subscription& sub : request_.subscribe().subscription()) {
+        absl::StrAppend(&paths, paths.empty() ? "" : ", ", GnmiPathString(sub.path()));
+      }
+      spdlog::warn("gnmi target {} ({}) refuses {}: {}; asking again in {}s", target_.name,
+                   target_.address, paths, last_error_, absl::ToInt64Seconds(delay));
+    }
+  } else if (was_connected || (failed_attempts_ & (failed_attempts_ - 1)) == 0) {
     spdlog::warn("gnmi target {} ({}): {}; resubscribing in {}ms (attempt {})", target_.name,
                  target_.address, last_error_, absl::ToInt64Milliseconds(delay),
                  failed_attempts_);
@@ -335,6 +358,7 @@ GnmiClient::Stats GnmiClient::stats() const {
   absl::MutexLock lock(&mu_);
   s.errors = errors_;
   s.reconnects = reconnects_;
+  s.refused = refused_;
   s.last_error = last_error_;
   return s;
 }

@@ -30,6 +30,10 @@ struct GnmiChannelOptions {
   // Between subscription attempts; also given to the channel as its reconnect backoff so
   // that a restarted target is found again as soon as our own backoff allows.
   Backoff::Options backoff;
+  // When the target refuses a stream's paths (NOT_FOUND, INVALID_ARGUMENT, UNIMPLEMENTED
+  // before any data: a dialect that does not serve an optional leaf), asking again sooner
+  // would only repeat the refusal; a software upgrade that adds the path is found this late.
+  absl::Duration refused_retry = absl::Minutes(5);
   // SONiC answers with whole COUNTERS_DB hashes as JSON: allow large messages.
   int max_receive_message_bytes = 64 << 20;
 };
@@ -55,10 +59,11 @@ void AddGnmiCredentials(const GnmiTargetConfig& target, grpc::ClientContext& ctx
 // The SubscribeRequests for a profile's subscriptions, one per gNMI `target` they name, with
 // that target in the prefix: gNMI reads the target from the prefix only, so SONiC's
 // COUNTERS_DB counters and its OC-YANG oper-status need a stream each. SAMPLE intervals of 0
-// take the target's sample_interval.
+// take the target's sample_interval. An optional subscription gets a request of its own;
+// `optional`, when given, says which requests are those.
 std::vector<::gnmi::SubscribeRequest> MakeSubscribeRequests(
     const GnmiProfile& profile, const GnmiTargetConfig& target,
-    ::gnmi::SubscriptionList::Mode mode);
+    ::gnmi::SubscriptionList::Mode mode, std::vector<bool>* optional = nullptr);
 
 // One thread that runs delayed callbacks (the clients' reconnect timers), so that however
 // many targets there are, waiting costs no thread per target.
@@ -102,6 +107,7 @@ class GnmiClient {
     uint64_t responses = 0;            // SubscribeResponses received, all streams
     uint64_t errors = 0;               // attempts and streams that ended with an error
     uint64_t reconnects = 0;           // streams that delivered data after an earlier one
+    bool refused = false;              // the last attempt: the target refused the paths
     int64_t last_response_unix_nano = 0;
     std::string last_error;
   };
@@ -157,6 +163,7 @@ class GnmiClient {
   uint64_t errors_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t failed_attempts_ ABSL_GUARDED_BY(mu_) = 0;  // since the last stream with data
   uint64_t reconnects_ ABSL_GUARDED_BY(mu_) = 0;
+  bool refused_ ABSL_GUARDED_BY(mu_) = false;
   std::string last_error_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -21,6 +21,9 @@ std::optional<double> GnmiValueRule::Evaluate(const GnmiScalar& value) const {
   }
   if (const auto* s = std::get_if<std::string>(&value); s != nullptr && !values.empty()) {
     auto it = values.find(*s);
+    // An identityref in JSON_IETF carries its module ("openconfig-if-ethernet:SPEED_400GB");
+    // the profile names the identity alone.
+    if (it == values.end()) it = values.find(std::string(StripGnmiModulePrefix(*s)));
     if (it != values.end()) return it->second;
   }
   std::optional<double> v = GnmiScalarAsDouble(value);

@@ -24,6 +24,11 @@ struct GnmiSubscriptionSpec {
   absl::Duration sample_interval = absl::ZeroDuration();
   bool suppress_redundant = false;
   absl::Duration heartbeat_interval = absl::ZeroDuration();
+  // A path some targets of the dialect do not serve (a port's own MAC and speed): asked for
+  // on a stream of its own, so that a target which refuses it (NOT_FOUND, INVALID_ARGUMENT,
+  // UNIMPLEMENTED: gNMI refuses a whole Subscribe for one unknown path) still streams the
+  // rest; the refusal is counted, not an outage, and asked again minutes later.
+  bool optional = false;
 };
 
 // How one leaf becomes a canonical point.

@@ -132,6 +132,7 @@ class ProfileLoader {
       item.Duration("sample_interval", spec.sample_interval, /*positive=*/false);
       item.Duration("heartbeat_interval", spec.heartbeat_interval, /*positive=*/false);
       item.Bool("suppress_redundant", spec.suppress_redundant);
+      item.Bool("optional", spec.optional);
       item.Finish(YamlMap::Unknown::kWarning);
       out.subscriptions.push_back(std::move(spec));
     }

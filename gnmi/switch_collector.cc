@@ -126,7 +126,7 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
   // streams that carry none (docs/SWITCH_AGENT.md, "Liveness").
   void MakeClients(const GnmiChannelOptions& options, GnmiScheduler& scheduler) {
     std::vector<::gnmi::SubscribeRequest> requests =
-        MakeSubscribeRequests(profile_, config_, ::gnmi::SubscriptionList::STREAM);
+        MakeSubscribeRequests(profile_, config_, ::gnmi::SubscriptionList::STREAM, &optional_);
     GnmiChannelOptions channel_options = options;
     channel_options.keepalive_time = GnmiKeepaliveTime(requests, options.keepalive_time);
     std::shared_ptr<grpc::Channel> channel = MakeGnmiChannel(config_, channel_options);
@@ -348,10 +348,12 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
     TargetStats s;
     s.name = config_.name;
     // Connected when every stream is: a target half of whose paths are missing is not healthy.
+    // Optional subscriptions do not count: a target may refuse them (counted apart).
     s.client.connected = !clients_.empty();
-    for (const auto& c : clients_) {
-      const GnmiClient::Stats cs = c->stats();
-      s.client.connected = s.client.connected && cs.connected;
+    for (size_t i = 0; i < clients_.size(); ++i) {
+      const GnmiClient::Stats cs = clients_[i]->stats();
+      if (!optional_[i]) s.client.connected = s.client.connected && cs.connected;
+      if (cs.refused) ++s.refused_subscriptions;
       s.client.responses += cs.responses;
       s.client.errors += cs.errors;
       s.client.reconnects += cs.reconnects;
@@ -371,7 +373,7 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
 
   // Health series ids, defined on the first Collect.
   struct HealthIds {
-    uint32_t connected, last_update, updates, errors, reconnects, unmapped, dropped;
+    uint32_t connected, last_update, updates, errors, reconnects, unmapped, dropped, refused;
   } health{};
 
  private:
@@ -422,6 +424,7 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
   absl::node_hash_map<std::string, InfoSeries> infos_;
   // Last: destroyed first, so that no callback reaches a half-destroyed target.
   std::vector<std::unique_ptr<GnmiClient>> clients_;
+  std::vector<bool> optional_;  // per client: its one subscription is optional
 };
 
 absl::StatusOr<std::unique_ptr<GnmiSwitchCollector>> GnmiSwitchCollector::Create(
@@ -509,7 +512,8 @@ absl::Status GnmiSwitchCollector::Collect(Emitter& emitter) {
                    define("railwatch_gnmi_target_errors_total", MetricKind::kCounter),
                    define("railwatch_gnmi_target_reconnects_total", MetricKind::kCounter),
                    define("railwatch_gnmi_unmapped_leaves_total", MetricKind::kCounter),
-                   define("railwatch_gnmi_target_dropped_points_total", MetricKind::kCounter)};
+                   define("railwatch_gnmi_target_dropped_points_total", MetricKind::kCounter),
+                   define("railwatch_gnmi_target_refused_subscriptions", MetricKind::kGauge)};
     }
     health_defined_ = true;
   }
@@ -527,6 +531,7 @@ absl::Status GnmiSwitchCollector::Collect(Emitter& emitter) {
     emitter.Counter(t->health.reconnects, s.client.reconnects, now);
     emitter.Counter(t->health.unmapped, s.unmapped, now);
     emitter.Counter(t->health.dropped, s.dropped, now);
+    emitter.Gauge(t->health.refused, static_cast<double>(s.refused_subscriptions), now);
   }
   // A target that is down is retried and reported by its own health series (and the client's
   // log): it is not a failure of the collector, which goes on for the other targets.

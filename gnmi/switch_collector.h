@@ -56,6 +56,9 @@ class GnmiSwitchCollector final : public Collector {
     uint64_t dropped = 0;   // points dropped because the buffer was full
     uint64_t deletes = 0;
     bool synced = false;    // sync_response seen on the current or an earlier stream
+    // Streams whose paths the target refused on the last attempt (a profile's optional
+    // subscriptions it does not serve, or a profile that does not fit it at all).
+    int refused_subscriptions = 0;
   };
 
   // Fails when a target names a profile that is not in `profiles` (with the target's

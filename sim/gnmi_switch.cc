@@ -243,12 +243,14 @@ class SubscribeStream : public grpc::ServerBidiReactor<::gnmi::SubscribeRequest,
     }
     const GnmiServeOptions& o = hub_->options;
     std::vector<Sub> subs;
+    absl::Status unknown;
     for (const ::gnmi::Subscription& s : list.subscription()) {
       // The topology part of the switch never changes: no lock needed to resolve paths.
       absl::StatusOr<std::unique_ptr<PathQuery>> q = ResolvePath(sw, list.prefix(), s.path());
       if (!q.ok()) {
         if (list.mode() != ::gnmi::SubscriptionList::STREAM) return q.status();
         spdlog::info("{}: STREAM subscription ignored: {}", sw.name, q.status().message());
+        unknown = q.status();
         continue;
       }
       Sub& sub = subs.emplace_back();
@@ -266,6 +268,9 @@ class SubscribeStream : public grpc::ServerBidiReactor<::gnmi::SubscribeRequest,
       }
       sub.next_due = now + sub.interval;
     }
+    // A STREAM with some unknown paths serves the rest; one that serves nothing is refused,
+    // as targets refuse a Subscribe for paths they do not have.
+    if (subs.empty() && !unknown.ok()) return unknown;
     bool stream = false;
     {
       absl::MutexLock lock(&mu_);

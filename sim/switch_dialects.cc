@@ -16,8 +16,15 @@ enum class Field {
   kCarrierTransitions, kInMacPause, kOutMacPause, kInPfc, kOutPfc, kInPfcOn2Off,
   kQueuePkts, kQueueOctets, kQueueDropped, kQueueEcnMarked, kWdDetected, kWdRestored,
   // Strings
-  kOperStatus, kOperStatusJsonIetf, kLldpSystemName, kLldpPortId, kLldpChassisId,
+  kOperStatus, kOperStatusJsonIetf, kLldpSystemName, kLldpPortId, kLldpChassisId, kPortMac,
+  kPortSpeed,
 };
+
+// openconfig-if-ethernet's ETHERNET_SPEED identity for a speed in Gb/s.
+std::string OpenConfigSpeed(double gbps) {
+  if (gbps <= 0 || gbps != static_cast<double>(static_cast<int64_t>(gbps))) return "SPEED_UNKNOWN";
+  return absl::StrCat("SPEED_", static_cast<int64_t>(gbps), "GB");
+}
 
 uint64_t Sum(const std::array<uint64_t, kPriorities>& a) {
   uint64_t s = 0;
@@ -69,6 +76,11 @@ void FillValue(const SwitchPort& p, Field f, int i, ::gnmi::TypedValue& v) {
     case Field::kLldpSystemName: v.set_string_val(p.lldp_system_name); return;
     case Field::kLldpPortId: v.set_string_val(p.lldp_port_id); return;
     case Field::kLldpChassisId: v.set_string_val(p.lldp_chassis_id); return;
+    case Field::kPortMac: v.set_string_val(p.mac); return;
+    // An identityref: JSON_IETF names its module.
+    case Field::kPortSpeed:
+      v.set_string_val(absl::StrCat("openconfig-if-ethernet:", OpenConfigSpeed(p.speed_gbps)));
+      return;
     default: v.set_uint_val(CounterOf(p.c, f, i)); return;
   }
 }
@@ -166,7 +178,14 @@ void AddInterfaceLeaves(const SimSwitch& sw, int port, std::vector<Leaf>& out) {
   if (d != Dialect::kCumulus) t.Add("carrier-transitions", port, Field::kCarrierTransitions);
   t.Restore(state);
 
-  t.Root().Elem("interfaces").Elem("interface", "name", name).Elem("ethernet").Elem("state").Elem("counters");
+  t.Root().Elem("interfaces").Elem("interface", "name", name).Elem("ethernet").Elem("state");
+  // The port's own identity. The simulated Cumulus switch does not serve these two leaves, so
+  // that every run with one exercises the switch agent's optional subscriptions (a target
+  // that refuses a path); what a real NVUE serves here is not known to us.
+  if (d != Dialect::kCumulus) {
+    t.Add("mac-address", port, Field::kPortMac).Add("port-speed", port, Field::kPortSpeed);
+  }
+  t.Elem("counters");
   t.Add("in-mac-pause-frames", port, Field::kInMacPause);
   // openconfig-if-ethernet's FCS error count (Arista and Cumulus serve that model too).
   t.Add("in-crc-errors", port, Field::kInCrcErrors);
@@ -417,13 +436,15 @@ absl::StatusOr<std::unique_ptr<PathQuery>> ResolveSonicCounters(
   return std::make_unique<SonicCountersQuery>(std::move(path), std::move(ports), kind, field, wildcard);
 }
 
-// ---- SONiC: APPL_DB's LLDP_ENTRY_TABLE (lldp_syncd's view of lldpd), one hash per port with a
-// neighbour, answered as JSON blobs of strings like the counters.
+// ---- SONiC: APPL_DB, one hash per port answered as JSON blobs of strings like the counters:
+// LLDP_ENTRY_TABLE (lldp_syncd's view of lldpd) on ports with a neighbour, PORT_TABLE
+// (portsyncd's port state: speed in Mb/s, oper_status) on every port.
 
-class SonicLldpQuery : public PathQuery {
+class SonicApplQuery : public PathQuery {
  public:
-  SonicLldpQuery(::gnmi::Path path, std::vector<int> ports, bool wildcard)
-      : path_(std::move(path)), ports_(std::move(ports)), wildcard_(wildcard) {}
+  enum class Table { kLldp, kPort };
+  SonicApplQuery(::gnmi::Path path, std::vector<int> ports, bool wildcard, Table table)
+      : path_(std::move(path)), ports_(std::move(ports)), wildcard_(wildcard), table_(table) {}
 
   bool StateOnly() const override { return true; }
 
@@ -440,13 +461,20 @@ class SonicLldpQuery : public PathQuery {
       if (wildcard_) absl::StrAppend(&json, first_port ? "" : ",", "\"", p.name, "\":{");
       first_port = false;
       bool first = true;
-      AppendField(json, first, "lldp_rem_chassis_id", p.lldp_chassis_id);
-      AppendField(json, first, "lldp_rem_chassis_id_subtype", "4");  // MAC address
-      AppendField(json, first, "lldp_rem_index", "1");
-      AppendField(json, first, "lldp_rem_port_desc", "");
-      AppendField(json, first, "lldp_rem_port_id", p.lldp_port_id);
-      AppendField(json, first, "lldp_rem_port_id_subtype", "5");  // interface name
-      AppendField(json, first, "lldp_rem_sys_name", p.lldp_system_name);
+      if (table_ == Table::kLldp) {
+        AppendField(json, first, "lldp_rem_chassis_id", p.lldp_chassis_id);
+        AppendField(json, first, "lldp_rem_chassis_id_subtype", "4");  // MAC address
+        AppendField(json, first, "lldp_rem_index", "1");
+        AppendField(json, first, "lldp_rem_port_desc", "");
+        AppendField(json, first, "lldp_rem_port_id", p.lldp_port_id);
+        AppendField(json, first, "lldp_rem_port_id_subtype", "5");  // interface name
+        AppendField(json, first, "lldp_rem_sys_name", p.lldp_system_name);
+      } else {
+        AppendField(json, first, "admin_status", "up");
+        AppendField(json, first, "mtu", "9100");
+        AppendField(json, first, "oper_status", p.up ? "up" : "down");
+        AppendField(json, first, "speed", absl::StrCat(static_cast<int64_t>(p.speed_gbps * 1000)));
+      }
       if (wildcard_) json += "}";
     }
     json += "}";
@@ -457,23 +485,31 @@ class SonicLldpQuery : public PathQuery {
   ::gnmi::Path path_;
   std::vector<int> ports_;
   bool wildcard_;
+  Table table_;
 };
 
-absl::StatusOr<std::unique_ptr<PathQuery>> ResolveSonicLldp(
+absl::StatusOr<std::unique_ptr<PathQuery>> ResolveSonicAppl(
     const SimSwitch& sw, const std::vector<::gnmi::PathElem>& elems, const std::string& shown) {
   auto not_found = [&] { return absl::NotFoundError(absl::StrCat("no data at ", shown, " in APPL_DB")); };
-  if (elems.size() != 2 || elems[0].name() != "LLDP_ENTRY_TABLE") return not_found();
+  if (elems.size() != 2) return not_found();
+  SonicApplQuery::Table table;
+  if (elems[0].name() == "LLDP_ENTRY_TABLE") {
+    table = SonicApplQuery::Table::kLldp;
+  } else if (elems[0].name() == "PORT_TABLE") {
+    table = SonicApplQuery::Table::kPort;
+  } else {
+    return not_found();
+  }
   std::vector<int> ports;
   for (size_t i = 0; i < sw.ports.size(); ++i) {
-    if (!sw.ports[i].lldp_system_name.empty() && Glob(elems[1].name(), sw.ports[i].name)) {
-      ports.push_back(static_cast<int>(i));
-    }
+    const bool has_row = table == SonicApplQuery::Table::kPort || !sw.ports[i].lldp_system_name.empty();
+    if (has_row && Glob(elems[1].name(), sw.ports[i].name)) ports.push_back(static_cast<int>(i));
   }
   if (ports.empty()) return not_found();
   ::gnmi::Path path;
   for (const ::gnmi::PathElem& e : elems) *path.add_elem() = e;
-  return std::make_unique<SonicLldpQuery>(std::move(path), std::move(ports),
-                                          elems[1].name().find('*') != std::string::npos);
+  return std::make_unique<SonicApplQuery>(std::move(path), std::move(ports),
+                                          elems[1].name().find('*') != std::string::npos, table);
 }
 
 }  // namespace
@@ -494,7 +530,7 @@ absl::StatusOr<std::unique_ptr<PathQuery>> ResolvePath(const SimSwitch& sw,
   std::vector<Leaf> table;
   if (sw.dialect == Dialect::kSonic) {
     if (target == "COUNTERS_DB") return ResolveSonicCounters(sw, elems, shown);
-    if (target == "APPL_DB") return ResolveSonicLldp(sw, elems, shown);
+    if (target == "APPL_DB") return ResolveSonicAppl(sw, elems, shown);
     if (target != "OC-YANG") {
       return absl::NotFoundError(absl::StrCat("SONiC serves targets COUNTERS_DB, APPL_DB and "
                                               "OC-YANG, not \"",

@@ -55,6 +55,9 @@ struct SwitchPort {
   int peer_switch = -1, peer_port_index = -1;
   // What LLDP reports on this port; differs from the plan on a miswired port.
   std::string lldp_system_name, lldp_port_id, lldp_chassis_id;
+  // The port's own identity: its MAC and speed (Gb/s), as ethernet/state reports them.
+  std::string mac;
+  double speed_gbps = 0;
   // Mutable state, guarded by the fabric's lock.
   bool up = true;
   // Egress queues that send nothing (a PFC deadlock holds them paused).

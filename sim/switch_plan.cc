@@ -27,6 +27,12 @@ std::string SwitchChassis(int index) {
   return absl::StrFormat("02:00:00:00:%02x:%02x", index % 256, index / 256);
 }
 
+// A port's own MAC: the switch's base MAC (its chassis id) with the port index in the fourth
+// octet, one MAC per port as switches that give each port its own do.
+std::string SwitchPortMac(int index, size_t port) {
+  return absl::StrFormat("02:00:%02x:00:%02x:%02x", (port + 1) % 256, index % 256, index / 256);
+}
+
 }  // namespace
 
 absl::StatusOr<Dialect> ParseDialect(absl::string_view name) {
@@ -197,6 +203,12 @@ absl::Status SwitchFabric::BuildPorts(const std::vector<std::string>& names) {
       p.lldp_system_name = p.peer;
       p.lldp_port_id = p.peer_port;
       p.lldp_chassis_id = SwitchChassis(l);
+    }
+  }
+  for (size_t i = 0; i < switches_.size(); ++i) {
+    for (size_t p = 0; p < switches_[i].ports.size(); ++p) {
+      switches_[i].ports[p].mac = SwitchPortMac(static_cast<int>(i), p);
+      switches_[i].ports[p].speed_gbps = options_.link_gbps;
     }
   }
   return absl::OkStatus();

@@ -77,6 +77,17 @@ std::string NormalMac(std::string_view text) {
   return mac;
 }
 
+// What NormalMac gives for a MAC (and never for anything else): aa:bb:cc:dd:ee:ff.
+bool IsNormalMac(std::string_view mac) {
+  if (mac.size() != 17) return false;
+  for (size_t i = 0; i < mac.size(); ++i) {
+    const bool colon = i % 3 == 2;
+    if (colon != (mac[i] == ':')) return false;
+    if (!colon && !std::isxdigit(static_cast<unsigned char>(mac[i]))) return false;
+  }
+  return true;
+}
+
 // Names as agents report them: a host's own label is its short name; LLDP may carry its FQDN.
 class Names {
  public:
@@ -156,6 +167,19 @@ DiscoveredTopology DiscoverTopology(const DiscoveryFacts& facts) {
   for (const std::string& s : facts.switches) switch_names.Add(s);
   for (const NeighbourFact& f : facts.switch_ports) switch_names.Add(f.system);
 
+  // A neighbour's port-id that is one of its switch's port MACs names that port.
+  std::map<std::pair<std::string, std::string>, std::string> port_by_mac;  // (switch, mac)
+  for (const SwitchPortFact& p : facts.switch_port_ids) {
+    const std::string mac = NormalMac(p.mac);
+    if (!p.system.empty() && !p.port.empty() && IsNormalMac(mac)) {
+      port_by_mac[{p.system, mac}] = p.port;
+    }
+  }
+  auto switch_port_name = [&](const std::string& sw, const std::string& port_id) {
+    auto it = port_by_mac.find({sw, NormalMac(port_id)});
+    return it != port_by_mac.end() ? it->second : port_id;
+  };
+
   auto find_nic = [&](const std::string& host, std::string_view port_id) -> Nic* {
     auto h = hosts.find(host);
     if (h == hosts.end()) return nullptr;
@@ -185,7 +209,7 @@ DiscoveredTopology DiscoverTopology(const DiscoveryFacts& facts) {
       nic->switch_end = here;
       nic->switch_seen = f.seen_unix_nano;
     } else if (const std::string sw = switch_names.Resolve(f.neighbor_system); !sw.empty()) {
-      switch_views[here] = PortRef{sw, f.neighbor_port};
+      switch_views[here] = PortRef{sw, switch_port_name(sw, f.neighbor_port)};
     } else {
       notes.insert(absl::StrCat(here.Text(), ": neighbour \"", f.neighbor_system, "\" port \"",
                                 f.neighbor_port,
@@ -204,7 +228,7 @@ DiscoveredTopology DiscoverTopology(const DiscoveryFacts& facts) {
     if (nic == nullptr) continue;  // a management port or a bond: not an RDMA NIC
     std::string sw = switch_names.Resolve(f.neighbor_system);
     if (sw.empty()) sw = f.neighbor_system;
-    nic->host_end = PortRef{sw, f.neighbor_port};
+    nic->host_end = PortRef{sw, switch_port_name(sw, f.neighbor_port)};
   }
 
   // 3. One cable per NIC; one NIC per switch port.

@@ -36,8 +36,16 @@ struct NeighbourFact {
   int64_t seen_unix_nano = 0;  // newest wins when one port has several
 };
 
+// A switch port's own identity as its switch reports it (fabric_switch_interface_info): lets
+// an LLDP port-id that is a MAC (some switches announce their ports so) name the port.
+struct SwitchPortFact {
+  std::string system, port;
+  std::string mac;
+};
+
 struct DiscoveryFacts {
   std::vector<NicFact> nics;
+  std::vector<SwitchPortFact> switch_port_ids;  // switch agents
   std::vector<NeighbourFact> switch_ports;  // switch agents
   std::vector<NeighbourFact> host_ports;    // host agents reading lldpd
   std::vector<std::string> switches;        // switches with an agent (gNMI targets)

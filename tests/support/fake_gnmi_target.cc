@@ -41,6 +41,15 @@ class FakeGnmiTarget::Stream final
       return;
     }
     if (request_.has_subscribe()) {
+      if (const std::string refused = RefusedPath(); !refused.empty()) {
+        {
+          absl::MutexLock lock(&owner_.mu_);
+          ++owner_.refusals_;
+        }
+        FinishOnce(grpc::Status(grpc::StatusCode::NOT_FOUND,
+                                absl::StrCat("no data at ", refused)));
+        return;
+      }
       mode_ = request_.subscribe().mode();
       prefix_target_ = request_.subscribe().prefix().target();
       {
@@ -66,6 +75,17 @@ class FakeGnmiTarget::Stream final
       SendSnapshot();
     }
     StartRead(&request_);
+  }
+
+  // The first subscribed path the target refuses to serve, as a path string; "" for none.
+  std::string RefusedPath() const {
+    for (const ::gnmi::Subscription& sub : request_.subscribe().subscription()) {
+      const std::string path = GnmiPathString(sub.path());
+      for (const std::string& r : owner_.options_.refused_paths) {
+        if (path.find(r) != std::string::npos) return path;
+      }
+    }
+    return "";
   }
 
   void OnWriteDone(bool ok) override {
@@ -291,6 +311,11 @@ void FakeGnmiTarget::SetSnapshot(std::vector<::gnmi::Notification> snapshot) {
 std::multimap<std::string, std::string> FakeGnmiTarget::last_metadata() const {
   absl::MutexLock lock(&mu_);
   return last_metadata_;
+}
+
+int FakeGnmiTarget::refusals() const {
+  absl::MutexLock lock(&mu_);
+  return refusals_;
 }
 
 ::gnmi::SubscribeRequest FakeGnmiTarget::last_request() const {

@@ -30,6 +30,11 @@ class FakeGnmiTarget {
     std::string server_cert_pem;
     std::string server_key_pem;
     std::string client_ca_pem;
+    // A Subscribe that names a path containing one of these is refused with NOT_FOUND, as a
+    // real target refuses a path it does not serve. By default the shipped profiles' optional
+    // port-identity paths: most tests want the one stream that carries what they broadcast.
+    std::vector<std::string> refused_paths = {"/ethernet/state/mac-address",
+                                              "/ethernet/state/port-speed", "/PORT_TABLE"};
   };
 
   explicit FakeGnmiTarget(Options options);
@@ -49,6 +54,8 @@ class FakeGnmiTarget {
   int stream_count() const;
   // Subscribe calls taken since Start (a client that resubscribes counts again).
   int subscribes() const;
+  // Subscribe calls refused for a path in Options::refused_paths.
+  int refusals() const;
   bool WaitForStreams(int n, absl::Duration timeout) const;
 
   void SetSnapshot(std::vector<::gnmi::Notification> snapshot);
@@ -77,6 +84,7 @@ class FakeGnmiTarget {
   ::gnmi::SubscribeRequest last_request_ ABSL_GUARDED_BY(mu_);
   int polls_ ABSL_GUARDED_BY(mu_) = 0;
   int subscribes_ ABSL_GUARDED_BY(mu_) = 0;
+  int refusals_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // A notification with one update: `path` (gNMI path string) = uint_val `value` at `time`.

@@ -57,7 +57,10 @@ TEST_F(SwitchCollectorTest, AsksForTheProfilesSubscriptionsInStreamMode) {
     if (p.name() == "openconfig") openconfig = &p;
   }
   ASSERT_NE(openconfig, nullptr);
-  ASSERT_EQ(list.subscription_size(), static_cast<int>(openconfig->subscriptions().size()));
+  // The optional subscriptions go on streams of their own (refused by this target).
+  int shared = 0;
+  for (const GnmiSubscriptionSpec& spec : openconfig->subscriptions()) shared += !spec.optional;
+  ASSERT_EQ(list.subscription_size(), shared);
   int sample = 0, on_change = 0;
   for (const ::gnmi::Subscription& s : list.subscription()) {
     if (s.mode() == ::gnmi::SAMPLE) {
@@ -113,6 +116,60 @@ TEST_F(SwitchCollectorTest, ReportsTargetHealth) {
   const auto last = log_.Of("railwatch_gnmi_target_last_update_timestamp_seconds", who);
   ASSERT_FALSE(last.empty());
   EXPECT_NEAR(last.back().gauge, absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()), 60);
+}
+
+// The fake target refuses the profile's optional port-identity paths (its default), as a
+// switch that does not serve them: the counters' stream goes on, the target counts as
+// connected, and the refusals are reported apart.
+TEST_F(SwitchCollectorTest, ARefusedOptionalPathCostsNothingElse) {
+  ASSERT_TRUE(CollectUntil(*collector_, log_, [&] {
+    return collector_->target_stats(0).refused_subscriptions == 2;
+  }));
+  EXPECT_GE(target_.refusals(), 2);
+  EXPECT_EQ(target_.stream_count(), 1);
+  ASSERT_EQ(target_.Broadcast(UintUpdate(kInOctets, 5, kT0)), 1);
+  CollectUpdates(1);
+  const Labels who = {{"agent", "switch-agent-1"}, {"target", "leaf-r0"}};
+  const auto connected = log_.Of("railwatch_gnmi_target_connected", who);
+  ASSERT_FALSE(connected.empty());
+  EXPECT_EQ(connected.back().gauge, 1);
+  const auto refused = log_.Of("railwatch_gnmi_target_refused_subscriptions", who);
+  ASSERT_FALSE(refused.empty());
+  EXPECT_EQ(refused.back().gauge, 2);
+  EXPECT_EQ(log_.Of("fabric_switch_interface_receive_bytes_total").size(), 1u);
+}
+
+// A target that serves them: the port's MAC becomes an info series' label and its speed, an
+// identityref with its module as JSON_IETF writes it, a gauge in bytes per second.
+TEST(SwitchCollectorIdentityTest, PortMacAndSpeedFromTheirOwnStreams) {
+  FakeGnmiTarget::Options target_options;
+  target_options.refused_paths.clear();
+  FakeGnmiTarget target(target_options);
+  ASSERT_TRUE(target.Start().ok());
+  GnmiSwitchCollector::Options options;
+  options.targets.push_back(TestTarget("leaf-r0", target.address()));
+  options.channel = FastChannel();
+  auto c = GnmiSwitchCollector::Create(std::move(options), ShippedProfiles());
+  ASSERT_TRUE(c.ok()) << c.status();
+  (*c)->Start();
+  ASSERT_TRUE(target.WaitForStreams(3, absl::Seconds(20)));  // counters, MAC, speed
+  EXPECT_EQ(target.refusals(), 0);
+  target.Broadcast(StringUpdate("/interfaces/interface[name=Ethernet4]/ethernet/state/mac-address",
+                                "0C:42:A1:00:00:04", kT0));
+  target.Broadcast(StringUpdate("/interfaces/interface[name=Ethernet4]/ethernet/state/port-speed",
+                                "openconfig-if-ethernet:SPEED_400GB", kT0));
+  PointLog log;
+  ASSERT_TRUE(CollectUntil(**c, log, [&] {
+    return !log.Of("fabric_switch_interface_info").empty() &&
+           !log.Of("fabric_switch_interface_speed_bytes_per_second").empty();
+  }));
+  const auto info = log.SeriesOf("fabric_switch_interface_info");
+  ASSERT_EQ(info.size(), 1u);
+  EXPECT_EQ(log.definitions[info[0]].labels,
+            (Labels{{"interface", "Ethernet4"}, {"mac", "0C:42:A1:00:00:04"}, {"switch", "leaf-r0"}}));
+  EXPECT_EQ(log.Of("fabric_switch_interface_speed_bytes_per_second").back().gauge, 5e10);
+  EXPECT_EQ((*c)->target_stats(0).refused_subscriptions, 0);
+  (*c)->Stop();
 }
 
 TEST_F(SwitchCollectorTest, OperStatusChangesAreGaugesAndEvents) {
@@ -328,28 +385,42 @@ namespace railwatch::testing {
 namespace switch_collector_test {
 
 // gNMI reads a subscription's target from the prefix only: SONiC's COUNTERS_DB counters and
-// its OC-YANG oper-status must go out as two requests (two streams), each with its target.
+// its OC-YANG oper-status must go out as two requests (two streams), each with its target. An
+// optional subscription goes alone, so that a target refusing it refuses nothing else.
 TEST(SubscribeRequestsTest, OneRequestPerGnmiTargetWithTheTargetInThePrefix) {
   std::vector<GnmiProfile> profiles = ShippedProfiles();
   for (const GnmiProfile& p : profiles) {
+    std::vector<bool> optional;
     const std::vector<::gnmi::SubscribeRequest> requests = MakeSubscribeRequests(
-        p, TestTarget("leaf", "127.0.0.1:1"), ::gnmi::SubscriptionList::STREAM);
+        p, TestTarget("leaf", "127.0.0.1:1"), ::gnmi::SubscriptionList::STREAM, &optional);
     ASSERT_FALSE(requests.empty()) << p.name();
-    size_t subscriptions = 0;
+    ASSERT_EQ(optional.size(), requests.size()) << p.name();
+    size_t subscriptions = 0, optional_subscriptions = 0;
     std::set<std::string> targets;
-    for (const ::gnmi::SubscribeRequest& r : requests) {
-      EXPECT_TRUE(targets.insert(r.subscribe().prefix().target()).second)
-          << p.name() << ": two requests for target " << r.subscribe().prefix().target();
+    for (size_t i = 0; i < requests.size(); ++i) {
+      const ::gnmi::SubscribeRequest& r = requests[i];
+      if (optional[i]) {
+        EXPECT_EQ(r.subscribe().subscription_size(), 1) << p.name();
+      } else {
+        EXPECT_TRUE(targets.insert(r.subscribe().prefix().target()).second)
+            << p.name() << ": two requests for target " << r.subscribe().prefix().target();
+      }
       for (const ::gnmi::Subscription& s : r.subscribe().subscription()) {
         EXPECT_EQ(s.path().target(), "") << p.name() << ": target outside the prefix";
         ++subscriptions;
+        if (optional[i]) ++optional_subscriptions;
       }
     }
+    size_t declared_optional = 0;
+    for (const GnmiSubscriptionSpec& spec : p.subscriptions()) declared_optional += spec.optional;
     EXPECT_EQ(subscriptions, p.subscriptions().size()) << p.name();
+    EXPECT_EQ(optional_subscriptions, declared_optional) << p.name();
     if (p.name() == "sonic") {
       EXPECT_EQ(targets, (std::set<std::string>{"APPL_DB", "COUNTERS_DB", "OC-YANG"}));
+      EXPECT_EQ(declared_optional, 1u);  // PORT_TABLE: the ports' speed
     } else {
-      EXPECT_EQ(requests.size(), 1u) << p.name();
+      EXPECT_EQ(targets.size(), 1u) << p.name();
+      EXPECT_EQ(declared_optional, 2u) << p.name();  // ethernet/state mac-address, port-speed
     }
   }
 }

@@ -313,6 +313,42 @@ TEST_F(SimGnmiTest, SonicServesStringsInsideJsonIetfAsTheRealTargetDoes) {
   }
 }
 
+// Each port's own identity, as each network OS serves it: openconfig-if-ethernet's
+// mac-address and port-speed (an identityref with its module), SONiC's APPL_DB PORT_TABLE
+// (speed in Mb/s). The simulated Cumulus switch serves neither leaf: a stream that asks for
+// nothing else is refused, as the switch agent's optional subscriptions expect.
+TEST_F(SimGnmiTest, PortsOwnMacAndSpeedAsEachDialectServesThem) {
+  Start({"openconfig", "sonic", "cumulus"}, 2, 3);
+  auto n = Once(P("/interfaces/interface[name=Ethernet1]/ethernet/state/port-speed"), Stub(0), Context());
+  ASSERT_EQ(n.update_size(), 1);
+  EXPECT_EQ(n.update(0).val().string_val(), "openconfig-if-ethernet:SPEED_400GB");
+  n = Once(P("/interfaces/interface[name=*]/ethernet/state/mac-address"), Stub(0), Context());
+  ASSERT_EQ(n.update_size(), 2);
+  std::set<std::string> macs;
+  for (const ::gnmi::Update& u : n.update()) {
+    EXPECT_EQ(u.val().string_val().size(), 17u) << u.val().string_val();
+    macs.insert(u.val().string_val());
+  }
+  EXPECT_EQ(macs.size(), 2u);  // one MAC per port
+
+  n = Once(P("/PORT_TABLE/Ethernet*", "APPL_DB"), Stub(1), Context());
+  ASSERT_EQ(n.update_size(), 1);
+  const nlohmann::json ports = nlohmann::json::parse(n.update(0).val().json_ietf_val());
+  ASSERT_EQ(ports.size(), 2u);
+  for (auto& [port, fields] : ports.items()) {
+    EXPECT_EQ(fields["speed"], "400000") << port;
+    EXPECT_EQ(fields["oper_status"], "up") << port;
+  }
+
+  auto ctx = Context();
+  std::unique_ptr<Stream> stream = Stub(2)->Subscribe(ctx.get());
+  ASSERT_TRUE(stream->Write(StreamRequest({P("/interfaces/interface[name=*]/ethernet/state/mac-address")},
+                                          ::gnmi::ON_CHANGE, absl::ZeroDuration())));
+  ::gnmi::SubscribeResponse r;
+  EXPECT_FALSE(stream->Read(&r));
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
 TEST_F(SimGnmiTest, WrongCredentialsAreUnauthenticated) {
   GnmiServeOptions o;
   o.username = "admin";

@@ -213,6 +213,27 @@ TEST(TopologyDiscovery, MacPortIdsHostEndOnlyAndAnUnreachedSwitch) {
   EXPECT_TRUE(Topology::LoadString(TopologyToYaml(d.topology, nullptr), "x.yaml").ok());
 }
 
+// Some switches announce a port by its MAC: the switch's own report of its ports' MACs
+// (fabric_switch_interface_info) names the port, from a host's lldpd and from another switch.
+TEST(TopologyDiscovery, PortIdsThatAreSwitchPortMacsNameThePort) {
+  DiscoveryFacts f = Small();
+  f.host_ports.push_back({"gpu-1", "eth0", "leaf-a", "02-00-01-AA-00-00", "", 1});
+  f.switch_ports.push_back({"spine", "Ethernet1", "leaf-b", "02:00:21:bb:00:00", "", 1});
+  // Without the ports' MACs the two reports name ports nobody has.
+  const DiscoveredTopology before = DiscoverTopology(f);
+  EXPECT_EQ(before.provenance.at("gpu-1/mlx5_0"), Provenance::kEndsDisagree);
+  EXPECT_NE(before.provenance.at("leaf-b/Ethernet32"), Provenance::kBothEnds);
+
+  f.switch_port_ids.push_back({"leaf-a", "Ethernet0", "02:00:01:aa:00:00"});
+  f.switch_port_ids.push_back({"leaf-b", "Ethernet32", "02:00:21:BB:00:00"});
+  f.switch_port_ids.push_back({"leaf-b", "Ethernet0", "not a mac"});  // ignored
+  const DiscoveredTopology d = DiscoverTopology(f);
+  EXPECT_THAT(d.notes, IsEmpty());
+  EXPECT_EQ(d.provenance.at("gpu-1/mlx5_0"), Provenance::kBothEnds);
+  EXPECT_EQ(NicOf(d.topology, "gpu-1", "mlx5_0")->switch_port, "Ethernet0");
+  EXPECT_EQ(d.provenance.at("leaf-b/Ethernet32"), Provenance::kBothEnds);
+}
+
 TEST(TopologyDiscovery, WhatCannotBePlacedIsANoteAndTheNewestNeighbourWins) {
   DiscoveryFacts f = Small();
   f.switch_ports.push_back({"leaf-a", "Ethernet8", "gpu-2", "eth7", "", 1});  // no such NIC
