@@ -29,7 +29,7 @@ struct IbProblem {
 
 // A node or port GUID as printed ("0x0c42a10300255562", "c42a1030025554e", "9c05<redacted>").
 struct IbGuid {
-  std::string text;              // verbatim, with its 0x if it had one
+  std::string text;               // verbatim, with its 0x if it had one
   std::optional<uint64_t> value;  // empty when the text is not 1..16 hex digits
   bool valid() const { return value.has_value(); }
 };
@@ -53,9 +53,9 @@ inline bool IsUnassignedLid(uint32_t lid) { return lid == 0 || lid == kUnassigne
 // nominal aggregate ("Rate: 200"). Each reader fills what its text gives and derives the rest
 // from the generation table below.
 struct IbLinkSpeed {
-  int width_lanes = 0;      // 1, 2, 4, 8, 12; 0 = not given
-  std::string generation;   // "SDR" ... "XDR", "FDR10"; as printed when unknown ("???"); "" absent
-  double lane_gbps = 0;     // nominal data rate per lane (HDR 50, NDR 100); 0 = unknown
+  int width_lanes = 0;     // 1, 2, 4, 8, 12; 0 = not given
+  std::string generation;  // "SDR" ... "XDR", "FDR10"; as printed when unknown ("???"); "" absent
+  double lane_gbps = 0;    // nominal data rate per lane (HDR 50, NDR 100); 0 = unknown
   double lane_signal_gbps = 0;  // per-lane signalling rate as iblinkinfo prints it (HDR 53.125)
   // Nominal aggregate, what ibstat calls Rate: 4xHDR 200, 2xNDR 200; 0 when unknown.
   double aggregate_gbps() const { return width_lanes * lane_gbps; }
@@ -80,7 +80,7 @@ struct IbNode {
   IbGuid system_image_guid;  // a director's line and spine cards share one
   std::string description;   // verbatim, blanks inside the quotes included
   int num_ports = 0;
-  std::optional<uint32_t> lid;  // a switch's (port 0) LID; CAs have one per port, on links
+  std::optional<uint32_t> lid;         // a switch's (port 0) LID; CAs have one per port, on links
   std::optional<bool> enhanced_port0;  // a switch's "enhanced port 0" (true) / "base port 0"
   std::optional<uint32_t> vendor_id;
   std::optional<uint32_t> device_id;
@@ -108,10 +108,10 @@ struct IbLink {
 
 // Performance Management attributes whose counters the readers know.
 enum class PmaAttribute {
-  kPortCounters,             // 0x0012: 4- to 32-bit counters that stop at all-ones
-  kPortCountersExtended,     // 0x001D: 64-bit
-  kPortRcvErrorDetails,      // 0x0015: 16-bit
-  kPortXmitDiscardDetails,   // 0x0016: 16-bit
+  kPortCounters,            // 0x0012: 4- to 32-bit counters that stop at all-ones
+  kPortCountersExtended,    // 0x001D: 64-bit
+  kPortRcvErrorDetails,     // 0x0015: 16-bit
+  kPortXmitDiscardDetails,  // 0x0016: 16-bit
 };
 std::string_view PmaAttributeName(PmaAttribute attribute);
 
@@ -123,8 +123,8 @@ bool IsPmaDataCounter(std::string_view name);
 
 struct IbCounter {
   uint64_t value = 0;
-  int width_bits = 0;            // 0: a name this library does not know
-  bool data_4_octets = false;    // value * 4 = bytes
+  int width_bits = 0;          // 0: a name this library does not know
+  bool data_4_octets = false;  // value * 4 = bytes
   // PMA counters stop at all-ones instead of wrapping: at 2^width - 1 the true count is
   // "at least this", and a rate from it would be wrong.
   bool saturated = false;
@@ -137,13 +137,14 @@ struct IbPortCounters {
   PmaAttribute attribute = PmaAttribute::kPortCounters;
   std::optional<uint32_t> lid;
   IbGuid guid;                   // ibqueryerrors: the port GUID it printed
+  IbGuid node_guid;              // ibqueryerrors: a switch's GUID from "Errors for 0x..."
   std::string node_description;  // ibqueryerrors: the "Errors for" name
   std::optional<int> port;       // empty for an aggregate over all ports
   bool all_ports = false;        // ibqueryerrors "port ALL", perfquery -a (port 255)
   std::optional<uint32_t> cap_mask;
   std::optional<uint32_t> cap_mask2;
   std::map<std::string, IbCounter, std::less<>> counters;  // only what was printed
-  std::string where;  // source:line of the record's first line
+  std::string where;                                       // source:line of the record's first line
 };
 
 }  // namespace railwatch::ib

@@ -16,8 +16,8 @@
 namespace railwatch::ib {
 
 struct TextLine {
-  std::string_view text;  // without line end, CRs at either end, or the mail quote
-  int number = 0;         // from 1
+  std::string_view text;     // without line end, CRs at either end, or the mail quote
+  int number = 0;            // from 1
   size_t column_offset = 0;  // bytes dropped before `text` on its line (a CR, "> ")
 };
 
@@ -31,8 +31,7 @@ std::vector<TextLine> SplitLines(std::string_view text, SplitOptions options = {
 // Collects problems with source:line:column for one input.
 class ProblemSink {
  public:
-  ProblemSink(std::string_view source, std::vector<IbProblem>* out)
-      : source_(source), out_(out) {}
+  ProblemSink(std::string_view source, std::vector<IbProblem>* out) : source_(source), out_(out) {}
   // `at` points into line.text (or is its end); the column counts from the line's first byte.
   void Add(const TextLine& line, std::string_view at, std::string message);
   void AddAtStart(const TextLine& line, std::string message) {

@@ -123,8 +123,8 @@ class TopologyReader {
     node.guid = header_.node_guid.text.empty() ? id->guid : header_.node_guid;
     if (!id->guid.valid()) problems_.CheckGuid(line, id->guid, "node GUID");
     if (id->guid.valid() && node.guid.valid() && *id->guid.value != *node.guid.value) {
-      problems_.AddAtStart(line, Cat("node line names ", id->guid.text,
-                                              " but its block says ", node.guid.text));
+      problems_.AddAtStart(
+          line, Cat("node line names ", id->guid.text, " but its block says ", node.guid.text));
     }
     node.system_image_guid = header_.system_image_guid;
     node.vendor_id = header_.vendor_id;
@@ -221,8 +221,7 @@ class TopologyReader {
     if (std::optional<IbLinkSpeed> speed = ParseWidthGeneration(s.Token())) {
       link.speed = std::move(*speed);
       if (link.speed.lane_gbps == 0) {
-        problems_.Add(line, speed_at, Cat("unknown link speed '",
-                                                   link.speed.generation, "'"));
+        problems_.Add(line, speed_at, Cat("unknown link speed '", link.speed.generation, "'"));
       }
     } else {
       problems_.Add(line, speed_at, "port line without a <width>x<speed> such as 4xHDR");

@@ -16,8 +16,8 @@
 //   the "(...)" after a switch port is ibdiagnet's port label. Port numbers are sparse.
 //
 // Ports report: one line per port, cabled or not:
-//   CA   134  1 0x7cfe9003003b4bde 4x EDR - SW  1719 10 0x7cfe9003009ce5b0 ( 'o0001 HCA-1' - 'ib-i1l1s01' )
-//   SW  2052 37 0x506b4b03005c2740 4x ???                                    'ib-i4l1s01'
+//   CA   134  1 0x7cfe9003003b4bde 4x EDR - SW  1719 10 0x7cfe9003009ce5b0 ( 'o0001 HCA-1' -
+//   'ib-i1l1s01' ) SW  2052 37 0x506b4b03005c2740 4x ??? 'ib-i4l1s01'
 
 #include <string>
 #include <string_view>

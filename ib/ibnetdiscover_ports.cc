@@ -57,8 +57,7 @@ void ReadPortsLine(const TextLine& line, ProblemSink& problems, IbTopology& out)
   const std::string_view speed_at = s.rest();
   const std::string_view generation = s.Token();
   // Width and speed are two tokens here ("4x EDR"); "???" is a port that is down.
-  if (std::optional<IbLinkSpeed> speed =
-          ParseWidthGeneration(Cat(width, generation))) {
+  if (std::optional<IbLinkSpeed> speed = ParseWidthGeneration(Cat(width, generation))) {
     link.speed = std::move(*speed);
     if (link.speed.lane_gbps == 0 && link.speed.generation != "???") {
       problems.Add(line, speed_at, Cat("unknown link speed '", generation, "'"));

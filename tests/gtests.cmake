@@ -16,6 +16,7 @@ target_link_libraries(railwatch_test_support PUBLIC railwatch_collectors absl::s
 # One binary for the unit tests keeps link time down on small CI machines.
 add_executable(railwatch_unit_tests
   unit/common_test.cc
+  unit/ib_fabric_collector_test.cc
   unit/lldp_collector_test.cc
   unit/lldp_neighbors_test.cc
   unit/engine_correlation_test.cc
@@ -31,7 +32,7 @@ add_executable(railwatch_unit_tests
 target_link_libraries(railwatch_unit_tests PRIVATE
   railwatch_test_support railwatch_collectors railwatch_lldp_neighbors railwatch_engine
   railwatch_sim railwatch_sim_scenarios railwatch_store
-  railwatch_topology railwatch_fabric
+  railwatch_topology railwatch_fabric railwatch_ib_fabric
   GTest::gtest_main GTest::gmock)
 gtest_discover_tests(railwatch_unit_tests DISCOVERY_TIMEOUT 60)
 
@@ -353,6 +354,7 @@ gtest_discover_tests(railwatch_spool_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABEL
 # InfiniBand readers (ib/): ibnetdiscover, perfquery, ibqueryerrors ... on every real capture
 # in fixtures/ib (../shared/realworld CATALOGUE sections I-O). ctest -L ib
 add_executable(railwatch_ib_tests
+  unit/ib/counters_test.cc
   unit/ib/ibnetdiscover_test.cc)
 target_include_directories(railwatch_ib_tests PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/unit/ib")
 target_compile_definitions(railwatch_ib_tests PRIVATE RAILWATCH_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

@@ -6,8 +6,10 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
+#include "ib/ib_records.h"
 
 namespace railwatch::ib::ib_fixture {
 
@@ -18,6 +20,20 @@ inline std::string ReadIbFixture(const std::string& name) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// All problems, one per line, for a failure message.
+inline std::string ProblemsText(const std::vector<IbProblem>& problems) {
+  std::string all;
+  for (const IbProblem& p : problems) all += p.ToString() + "\n";
+  return all;
+}
+
+// Where each problem is (source:line:column), in order.
+inline std::vector<std::string> ProblemPlaces(const std::vector<IbProblem>& problems) {
+  std::vector<std::string> places;
+  for (const IbProblem& p : problems) places.push_back(p.where);
+  return places;
 }
 
 }  // namespace railwatch::ib::ib_fixture

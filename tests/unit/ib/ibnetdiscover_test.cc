@@ -12,19 +12,13 @@
 
 namespace railwatch::ib::ibnetdiscover_test {
 
+using ib_fixture::ReadIbFixture;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using ib_fixture::ReadIbFixture;
 
-std::string Problems(const IbTopology& t) {
-  std::string all;
-  for (const IbProblem& p : t.problems) all += p.ToString() + "\n";
-  return all;
-}
+std::string Problems(const IbTopology& t) { return ib_fixture::ProblemsText(t.problems); }
 
-IbTopology Read(const std::string& name) {
-  return ParseIbnetdiscover(ReadIbFixture(name), name);
-}
+IbTopology Read(const std::string& name) { return ParseIbnetdiscover(ReadIbFixture(name), name); }
 
 // The port line of node `guid`'s port `port`; fails the test when there is none.
 const IbLink& LinkAt(const IbTopology& t, uint64_t guid, int port) {
@@ -291,8 +285,9 @@ TEST(Ibnetdiscover, RedactedGuidsKeepNodesAndLinks) {
   // Problems: the redacted GUIDs (each where it stands) and the "...omitted" line.
   bool omitted = false, redacted_switch = false;
   for (const IbProblem& p : t.problems) {
-    omitted |= p.where == "ibnetdiscover_04_ndr200_2xndr_qm9700_129port_redacted_guids_"
-                          "omitted.txt:16:1";
+    omitted |= p.where ==
+               "ibnetdiscover_04_ndr200_2xndr_qm9700_129port_redacted_guids_"
+               "omitted.txt:16:1";
     redacted_switch |= p.message.find("0x9c05<redacted>") != std::string::npos;
   }
   EXPECT_TRUE(omitted) << Problems(t);
@@ -534,10 +529,9 @@ TEST(Ibnetdiscover, BadLinesBecomeProblems) {
   ASSERT_EQ(t.links.size(), 2u);
   EXPECT_EQ(t.links[0].speed.generation, "QQR");
   EXPECT_EQ(t.links[1].peer->lid, 9u);
-  std::vector<std::string> where;
-  for (const IbProblem& p : t.problems) where.push_back(p.where);
-  EXPECT_EQ(where, (std::vector<std::string>{"t.txt:1:1", "t.txt:2:8", "t.txt:4:45",
-                                             "t.txt:5:5", "t.txt:6:44"}));
+  EXPECT_EQ(ib_fixture::ProblemPlaces(t.problems),
+            (std::vector<std::string>{"t.txt:1:1", "t.txt:2:8", "t.txt:4:45", "t.txt:5:5",
+                                      "t.txt:6:44"}));
 }
 
 }  // namespace railwatch::ib::ibnetdiscover_test
