@@ -28,6 +28,15 @@ struct SplitOptions {
 
 std::vector<TextLine> SplitLines(std::string_view text, SplitOptions options = {});
 
+// The readers' one entry point: a `Reader(source, &result)` fed every line of `text`.
+template <typename Result, typename Reader>
+Result ReadEachLine(std::string_view text, std::string_view source, SplitOptions options = {}) {
+  Result result;
+  Reader reader(source, &result);
+  for (const TextLine& line : SplitLines(text, options)) reader.Read(line);
+  return result;
+}
+
 // Collects problems with source:line:column for one input.
 class ProblemSink {
  public:

@@ -179,10 +179,7 @@ class IblinkinfoReader {
 }  // namespace
 
 IblinkinfoResult ParseIblinkinfo(std::string_view text, std::string_view source) {
-  IblinkinfoResult result;
-  IblinkinfoReader reader(source, &result);
-  for (const TextLine& line : SplitLines(text)) reader.Read(line);
-  return result;
+  return ReadEachLine<IblinkinfoResult, IblinkinfoReader>(text, source);
 }
 
 }  // namespace railwatch::ib

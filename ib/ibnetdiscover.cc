@@ -243,10 +243,7 @@ class TopologyReader {
 }  // namespace
 
 IbTopology ParseIbnetdiscover(std::string_view text, std::string_view source) {
-  IbTopology topology;
-  TopologyReader reader(source, &topology);
-  for (const TextLine& line : SplitLines(text)) reader.Read(line);
-  return topology;
+  return ReadEachLine<IbTopology, TopologyReader>(text, source);
 }
 
 const IbNode* FindNode(const IbTopology& topology, uint64_t guid) {

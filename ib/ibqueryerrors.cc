@@ -136,10 +136,8 @@ class IbqueryerrorsReader {
 }  // namespace
 
 IbqueryerrorsResult ParseIbqueryerrors(std::string_view text, std::string_view source) {
-  IbqueryerrorsResult result;
-  IbqueryerrorsReader reader(source, &result);
-  for (const TextLine& line : SplitLines(text, {.strip_mail_quote = true})) reader.Read(line);
-  return result;
+  return ReadEachLine<IbqueryerrorsResult, IbqueryerrorsReader>(text, source,
+                                                                {.strip_mail_quote = true});
 }
 
 }  // namespace railwatch::ib

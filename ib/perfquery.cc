@@ -136,10 +136,7 @@ class PerfqueryReader {
 }  // namespace
 
 PerfqueryResult ParsePerfquery(std::string_view text, std::string_view source) {
-  PerfqueryResult result;
-  PerfqueryReader reader(source, &result);
-  for (const TextLine& line : SplitLines(text, {.strip_mail_quote = true})) reader.Read(line);
-  return result;
+  return ReadEachLine<PerfqueryResult, PerfqueryReader>(text, source, {.strip_mail_quote = true});
 }
 
 }  // namespace railwatch::ib

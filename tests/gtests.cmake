@@ -355,6 +355,7 @@ gtest_discover_tests(railwatch_spool_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABEL
 # in fixtures/ib (../shared/realworld CATALOGUE sections I-O). ctest -L ib
 add_executable(railwatch_ib_tests
   unit/ib/counters_test.cc
+  unit/ib/host_status_test.cc
   unit/ib/iblinkinfo_test.cc
   unit/ib/ibnetdiscover_test.cc)
 target_include_directories(railwatch_ib_tests PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/unit/ib")
