@@ -6,6 +6,15 @@
 #include "common/logging.h"
 
 namespace railwatch {
+namespace {
+
+// A switch agent's and the IB fabric scanner's series describe switches, not the machine they
+// run on: no host label; their own series say agent=<id>.
+bool DescribesSwitches(v1::AgentRole role) {
+  return role == v1::AGENT_ROLE_SWITCH || role == v1::AGENT_ROLE_IB_FABRIC;
+}
+
+}  // namespace
 
 Agent::Agent(Options options, std::vector<std::unique_ptr<Collector>> collectors,
              const Clock& clock)
@@ -14,7 +23,7 @@ Agent::Agent(Options options, std::vector<std::unique_ptr<Collector>> collectors
       clock_(clock),
       // A switch agent's series describe the switches (switch=<target>), not the machine the
       // agent runs on: no common host label; its own series say agent=<id> instead.
-      registry_(options_.role == v1::AGENT_ROLE_SWITCH ? Labels{}
+      registry_(DescribesSwitches(options_.role) ? Labels{}
                                                        : Labels{{"host", options_.hostname}}),
       builder_(registry_) {
   if (options_.agent_id.empty()) options_.agent_id = options_.hostname;
@@ -27,7 +36,7 @@ Agent::Agent(Options options, std::vector<std::unique_ptr<Collector>> collectors
   for (const auto& c : collectors_) {
     hello.add_collectors(std::string(c->name()));
     Labels labels = {{"collector", std::string(c->name())}};
-    if (options_.role == v1::AGENT_ROLE_SWITCH) labels.push_back({"agent", options_.agent_id});
+    if (DescribesSwitches(options_.role)) labels.push_back({"agent", options_.agent_id});
     collector_series_.push_back(
         {registry_.Define("railwatch_collector_duration_seconds", MetricKind::kGauge, labels, 0),
          registry_.Define("railwatch_collector_success", MetricKind::kGauge, labels, 0)});
@@ -38,7 +47,7 @@ Agent::Agent(Options options, std::vector<std::unique_ptr<Collector>> collectors
 
 void Agent::DefineDeliverySeries(bool spool) {
   Labels labels;
-  if (options_.role == v1::AGENT_ROLE_SWITCH) labels.push_back({"agent", options_.agent_id});
+  if (DescribesSwitches(options_.role)) labels.push_back({"agent", options_.agent_id});
   auto define = [&](std::string_view name, MetricKind kind) {
     return registry_.Define(name, kind, labels, 0);
   };

@@ -11,6 +11,7 @@
 #include "absl/synchronization/notification.h"
 #include "agent/agent.h"
 #include "agent/tls_channel.h"
+#include "collectors/ib_fabric_collector.h"
 #include "collectors/link_setup.h"
 #include "collectors/lldp_collector.h"
 #include "collectors/log_collector.h"
@@ -33,7 +34,12 @@ ABSL_FLAG(absl::Duration, tls_reload_interval, absl::Minutes(1),
           "how often the --tls_* files are read again (renewed certificates without a restart)");
 ABSL_FLAG(std::string, role, "host",
           "host: this host's RDMA, ethtool, link and log signals; switch: gNMI telemetry of the "
-          "switches in --gnmi_targets");
+          "switches in --gnmi_targets; ib-fabric: the InfiniBand switches' port counters "
+          "(--ib_tool_outputs)");
+ABSL_FLAG(std::string, ib_tool_outputs, "",
+          "--role=ib-fabric: directory where the site's own jobs write InfiniBand tool output "
+          "(ibnetdiscover, ibnetdiscover -p, perfquery, ibqueryerrors), each file told apart "
+          "by its content and read again when it changes; see docs/INFINIBAND.md");
 ABSL_FLAG(std::string, gnmi_targets, "",
           "--role=switch: the targets file (YAML: defaults and targets with name, address, "
           "profile, sample_interval, credentials, tls); see docs/SWITCH_AGENT.md");
@@ -100,10 +106,11 @@ railwatch::ProgramInfo AgentProgram() {
   return {
       .name = "railwatch-agent",
       .summary = "the railwatch agent: collects this host's RDMA, ethtool, link and log signals "
-                 "(--role=host) or the switches' gNMI telemetry (--role=switch) and streams "
-                 "them to railwatchd.",
+                 "(--role=host), the switches' gNMI telemetry (--role=switch) or the InfiniBand "
+                 "switches' port counters (--role=ib-fabric) and streams them to railwatchd.",
       .usage = "Usage: railwatch-agent [--server=ADDR] [--sysfs_root=DIR] [--interval=1s]\n"
-               "       railwatch-agent --role=switch --gnmi_targets=FILE [--gnmi_profiles=DIR]",
+               "       railwatch-agent --role=switch --gnmi_targets=FILE [--gnmi_profiles=DIR]\n"
+               "       railwatch-agent --role=ib-fabric --ib_tool_outputs=DIR",
       .groups =
           {
               {"Role and identity", {"role", "hostname", "agent_id"}},
@@ -118,6 +125,7 @@ railwatch::ProgramInfo AgentProgram() {
                 "log_state_dir"}},
               {"Switch collection (--role=switch; docs/SWITCH_AGENT.md)",
                {"gnmi_targets", "gnmi_profiles", "topology"}},
+              {"InfiniBand fabric (--role=ib-fabric; docs/INFINIBAND.md)", {"ib_tool_outputs"}},
               {"Logging", {"log_level"}},
           },
       .epilogue = "Deployment: docs/OPERATIONS.md.",
@@ -130,8 +138,8 @@ int main(int argc, char** argv) {
   static absl::Notification stop;
   railwatch::StartProgram(argc, argv, AgentProgram(), stop);
   const std::string role = absl::GetFlag(FLAGS_role);
-  if (role != "host" && role != "switch") {
-    spdlog::critical("--role={}: expected host or switch", role);
+  if (role != "host" && role != "switch" && role != "ib-fabric") {
+    spdlog::critical("--role={}: expected host, switch or ib-fabric", role);
     return 2;
   }
   if (absl::GetFlag(FLAGS_interval) <= absl::ZeroDuration()) {
@@ -177,7 +185,21 @@ int main(int argc, char** argv) {
   options.sender.backoff.max = absl::GetFlag(FLAGS_backoff_max);
 
   std::vector<std::unique_ptr<railwatch::Collector>> collectors;
-  if (role == "switch") {
+  if (role == "ib-fabric") {
+    options.role = railwatch::v1::AGENT_ROLE_IB_FABRIC;
+    if (options.agent_id.empty()) options.agent_id = options.hostname;
+    const std::string dir = absl::GetFlag(FLAGS_ib_tool_outputs);
+    if (dir.empty()) {
+      spdlog::critical("--role=ib-fabric needs --ib_tool_outputs=DIR");
+      return 2;
+    }
+    // A directory that is missing now may appear (a cron job's first run): the collector
+    // fails its cycles and says why until then.
+    collectors.push_back(std::make_unique<railwatch::IbFabricCollector>(
+        railwatch::IbFabricCollector::Options{{{"agent", options.agent_id}}},
+        std::make_unique<railwatch::IbToolOutputSource>(
+            railwatch::IbToolOutputSource::Options{dir})));
+  } else if (role == "switch") {
     options.role = railwatch::v1::AGENT_ROLE_SWITCH;
     if (options.agent_id.empty()) options.agent_id = options.hostname;
     if (absl::GetFlag(FLAGS_gnmi_targets).empty()) {

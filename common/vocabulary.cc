@@ -538,6 +538,20 @@ std::span<const SelfMetricSpec> AgentSelfMetrics() {
        "Subscribe streams whose paths this gNMI target refused on the last attempt "
        "(NOT_FOUND, INVALID_ARGUMENT, UNIMPLEMENTED): a profile's optional paths it does not "
        "serve, asked again every 5 minutes; the other streams go on."},
+      // The InfiniBand fabric scanner (docs/INFINIBAND.md).
+      {"railwatch_ib_scan_inputs", kGauge,
+       "Inputs the InfiniBand fabric scanner read in its last scan (tool output files it "
+       "recognised)."},
+      {"railwatch_ib_scan_unrecognised_inputs", kGauge,
+       "Files in --ib_tool_outputs that no reader recognised in the last scan (skipped)."},
+      {"railwatch_ib_scan_problems_total", kCounter,
+       "Lines of InfiniBand tool output that could not be read (each logged with "
+       "file:line:column; the rest of the file is used)."},
+      {"railwatch_ib_scan_unplaced_records_total", kCounter,
+       "Port counter records whose LID or GUID no topology the scanner read names (which "
+       "switch they belong to is unknown, so they are not reported)."},
+      {"railwatch_ib_scan_switch_ports", kGauge,
+       "InfiniBand switch ports whose counters the last scan had."},
       // The host agent's log tailer and parsers (docs/LOG_TAILING.md).
       {"railwatch_log_lines_total", kCounter, "Log lines handed to the parser, per log pattern."},
       {"railwatch_log_events_total", kCounter, "Events parsed from the log, per log pattern."},

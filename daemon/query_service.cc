@@ -64,7 +64,9 @@ void AddTargetHealth(const SeriesStore& store, v1::AgentInfo& agent) {
 // The labels an agent's own series carry (agent/agent.cc): host agents add host=<hostname> to
 // every series; a switch agent's series describe switches, so its own say agent=<id>.
 LabelMatcher OwnLabel(const v1::AgentInfo& agent) {
-  if (agent.role() == v1::AGENT_ROLE_SWITCH) return {"agent", agent.agent_id()};
+  if (agent.role() == v1::AGENT_ROLE_SWITCH || agent.role() == v1::AGENT_ROLE_IB_FABRIC) {
+    return {"agent", agent.agent_id()};
+  }
   return {"host", agent.hostname()};
 }
 

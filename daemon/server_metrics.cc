@@ -12,6 +12,7 @@ const char* RoleLabel(v1::AgentRole role) {
   switch (role) {
     case v1::AGENT_ROLE_HOST: return "host";
     case v1::AGENT_ROLE_SWITCH: return "switch";
+    case v1::AGENT_ROLE_IB_FABRIC: return "ib-fabric";
     default: return "unknown";
   }
 }

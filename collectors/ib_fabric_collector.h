@@ -1,0 +1,72 @@
+#pragma once
+
+// The InfiniBand fabric scanner's collector (railwatch-agent --role=ib-fabric,
+// docs/INFINIBAND.md): each cycle it asks its source for a scan of the subnet and turns every
+// switch port's PMA counters into the canonical fabric_rdma_* series the host agents use for
+// HCA ports, labelled {switch, guid, port} instead of {host, device, port}, so that one query
+// or playbook condition reads both ends of a cable.
+//
+// Counters keep the PMA's meaning: PortXmitData/PortRcvData count 4-octet words (scaled to
+// bytes here); a 4- to 32-bit counter that reaches all ones stops counting, which
+// fabric_rdma_counter_saturated{switch,guid,port,counter} says (1 while it sits there) and the
+// rate functions must not take for a count; a counter that goes down was cleared (by the
+// subnet manager's PerfMgr or `perfquery -R`) and the store takes it as a reset.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectors/collector.h"
+#include "collectors/ib_fabric_source.h"
+
+namespace railwatch {
+
+// The canonical series a PMA counter (as perfquery and ibqueryerrors name it) feeds, and its
+// scale to the series' unit; nullptr for a counter with no canonical series.
+struct PmaCounterMapping {
+  std::string_view pma_name;
+  std::string_view series;
+  uint64_t scale = 1;
+};
+const PmaCounterMapping* FindPmaCounterMapping(std::string_view pma_name);
+
+// The name operators use for a switch from its node description: NVIDIA's
+// "MF0;<hostname>:<model>/<unit>" gives the hostname; any other description, trimmed, as it is;
+// an empty one gives "".
+std::string IbSwitchName(std::string_view node_description);
+
+class IbFabricCollector final : public Collector {
+ public:
+  struct Options {
+    // Labels of the collector's own railwatch_ib_* series (agent=<id>).
+    Labels self_labels;
+  };
+  IbFabricCollector(Options options, std::unique_ptr<IbFabricSource> source);
+
+  std::string_view name() const override { return "ib_fabric"; }
+  absl::Status Collect(Emitter& emitter) override;
+
+ private:
+  struct Series {
+    uint32_t id = 0;
+    int64_t last_time = 0;
+  };
+  struct Saturation {
+    int32_t id = -1;  // defined the first time the counter saturates
+  };
+  Options options_;
+  std::unique_ptr<IbFabricSource> source_;
+  std::map<std::string, Series> series_;        // "name\0labels..."
+  std::map<std::string, Saturation> saturated_;  // "switch\0guid\0port\0counter"
+  std::set<std::string> unplaced_logged_;  // LIDs and GUIDs said to be unplaced once
+  bool self_defined_ = false;
+  uint32_t self_inputs_ = 0, self_unrecognised_ = 0, self_problems_ = 0, self_unplaced_ = 0,
+           self_switch_ports_ = 0;
+  uint64_t problems_total_ = 0, unplaced_total_ = 0;
+};
+
+}  // namespace railwatch

@@ -1,0 +1,164 @@
+// The InfiniBand fabric scanner's collector on real tool output (tests/fixtures/ib, from
+// ../shared/realworld: the OSC EDR fabric's `ibnetdiscover -p` and `perfquery -x`, a mail's
+// `ibqueryerrors`), read from a directory as a site's cron jobs would leave them.
+#include <sys/stat.h>
+#include <sys/time.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "collectors/ib_fabric_collector.h"
+#include "collectors/ib_fabric_source.h"
+#include "common/text.h"
+#include "gtest/gtest.h"
+#include "support/recording_emitter.h"
+
+namespace railwatch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Fixture(const std::string& name) {
+  absl::StatusOr<std::string> text = ReadFile(std::string(RAILWATCH_FIXTURES_DIR) + "/ib/" + name);
+  EXPECT_TRUE(text.ok()) << text.status();
+  return text.ok() ? *text : "";
+}
+
+class IbFabricCollectorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("railwatch-ib-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    collector_ = std::make_unique<IbFabricCollector>(
+        IbFabricCollector::Options{{{"agent", "ib-scanner"}}},
+        std::make_unique<IbToolOutputSource>(IbToolOutputSource::Options{dir_.string()}));
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Writes `text` as `name` with modification time `mtime_s` (seconds since the epoch).
+  void Write(const std::string& name, const std::string& text, int64_t mtime_s) {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path, std::ios::binary) << text;
+    const struct timeval times[2] = {{mtime_s, 0}, {mtime_s, 0}};
+    ASSERT_EQ(::utimes(path.c_str(), times), 0);
+  }
+
+  fs::path dir_;
+  std::unique_ptr<IbFabricCollector> collector_;
+  RecordingEmitter out_;
+};
+
+constexpr char kSw1719[] =
+    "{guid=\"0x7cfe9003009ce5b0\",port=\"1\",switch=\"ib-i1l1s01\"}";
+constexpr char kSw2052[] =
+    "{guid=\"0x506b4b03005c2740\",port=\"1\",switch=\"ib-i4l1s01\"}";
+
+TEST_F(IbFabricCollectorTest, SwitchPortCountersBecomeTheCanonicalSeriesOfBothEnds) {
+  Write("fabric.ports", Fixture("ibnetdiscover_p_01_osc_edr_ca_sw_lines_and_unconnected.txt"), 1000);
+  Write("lid1719.pq", Fixture("perfquery_x_01_osc_edr_switch_lid1719_two_ports_extended_errors.txt"), 1000);
+  Write("lid2052.pq", Fixture("perfquery_x_02_osc_edr_switch_lid2052_xmitdiscards_linkdowned.txt"), 1000);
+  // An HCA's counters: its host agent reports them from sysfs, the scanner does not.
+  Write("lid133.pq", Fixture("perfquery_x_03_osc_edr_hca_lid133_capmask_5A00.txt"), 1000);
+  // LID 10 is in no topology here: unplaced, counted, not guessed.
+  Write("lid10.pq", Fixture("perfquery_x_04_rhel75_lid10_all_zero_with_root_prompt_line.txt"), 1000);
+  Write("notes.txt", "nothing an InfiniBand tool prints\n", 1000);
+  ASSERT_TRUE(collector_->Collect(out_).ok());
+
+  EXPECT_EQ(out_.Get(std::string("fabric_rdma_port_transmit_wait_total") + kSw1719), 22730501u);
+  // PortXmitData counts 4-octet words.
+  EXPECT_EQ(out_.Get(std::string("fabric_rdma_port_transmit_bytes_total") + kSw1719),
+            36298026860928u * 4);
+  EXPECT_EQ(out_.Get(std::string("fabric_rdma_port_transmit_wait_total") +
+                     "{guid=\"0x7cfe9003009ce5b0\",port=\"2\",switch=\"ib-i1l1s01\"}"),
+            36510964u);
+  EXPECT_EQ(out_.Get(std::string("fabric_rdma_port_transmit_discards_total") + kSw2052), 20046u);
+  EXPECT_EQ(out_.Get(std::string("fabric_rdma_link_downed_total") + kSw2052), 1u);
+  EXPECT_EQ(out_.Get(std::string("fabric_rdma_port_receive_switch_relay_errors_total") + kSw2052), 7u);
+  for (const std::string& name : out_.names) {
+    EXPECT_EQ(name.find("guid=\"0x7cfe9003003b4b96\""), std::string::npos) << name;  // the HCA
+  }
+  const std::string self = "{agent=\"ib-scanner\"}";
+  EXPECT_EQ(out_.GetGauge("railwatch_ib_scan_inputs" + self), 5);
+  EXPECT_EQ(out_.GetGauge("railwatch_ib_scan_unrecognised_inputs" + self), 1);
+  EXPECT_EQ(out_.GetGauge("railwatch_ib_scan_switch_ports" + self), 3);
+  EXPECT_EQ(out_.Get("railwatch_ib_scan_unplaced_records_total" + self), 1u);
+
+  // Nothing changed: no point is sent twice. A file rewritten later: its new values.
+  const size_t points = out_.points;
+  ASSERT_TRUE(collector_->Collect(out_).ok());
+  EXPECT_EQ(out_.points - points, 5u);  // the self series only
+  std::string next = Fixture("perfquery_x_02_osc_edr_switch_lid2052_xmitdiscards_linkdowned.txt");
+  next.replace(next.find("20046"), 5, "20050");
+  Write("lid2052.pq", next, 1010);
+  ASSERT_TRUE(collector_->Collect(out_).ok());
+  EXPECT_EQ(out_.Get(std::string("fabric_rdma_port_transmit_discards_total") + kSw2052), 20050u);
+}
+
+// ibqueryerrors prints only counters beyond its thresholds, a switch by its node GUID, and
+// 65535 / 4294967295 where a 16- or 32-bit counter stopped: saturated, said as such.
+TEST_F(IbFabricCollectorTest, SaturatedCountersAreSaidToBeSo) {
+  Write("ibqueryerrors.txt",
+        Fixture("ibqueryerrors_01_fdr_sx6036_saturated_counters_mail_quoted.txt"), 2000);
+  // The switch is in no topology yet: its records cannot be placed.
+  ASSERT_TRUE(collector_->Collect(out_).ok());
+  EXPECT_GT(*out_.Get("railwatch_ib_scan_unplaced_records_total{agent=\"ib-scanner\"}"), 0u);
+  EXPECT_TRUE(out_.counters.count(
+                  "fabric_rdma_symbol_errors_total{guid=\"0x0002c903006e29b0\",port=\"5\","
+                  "switch=\"ys23ib4\"}") == 0);
+
+  // A ports report that names it (written by the test: the sample's fabric has none).
+  Write("fabric.ports",
+        "SW    19  5 0x0002c903006e29b0 4x FDR - CA    7  1 0x0002c90300a0b1c1 "
+        "( 'MF0;ys23ib4:SX6036/U1' - 'dl380g7 mlx4_0' )\n",
+        2000);
+  ASSERT_TRUE(collector_->Collect(out_).ok());
+  const std::string port5 = "{guid=\"0x0002c903006e29b0\",port=\"5\",switch=\"ys23ib4\"}";
+  EXPECT_EQ(out_.Get("fabric_rdma_symbol_errors_total" + port5), 65535u);
+  EXPECT_EQ(out_.GetGauge("fabric_rdma_counter_saturated{counter=\"SymbolErrorCounter\","
+                          "guid=\"0x0002c903006e29b0\",port=\"5\",switch=\"ys23ib4\"}"),
+            1);
+  EXPECT_EQ(out_.Get("fabric_rdma_port_transmit_discards_total" + port5), 649u);
+  // Not saturated: no saturation series at all.
+  EXPECT_FALSE(out_.GetGauge("fabric_rdma_counter_saturated{counter=\"PortXmitDiscards\","
+                             "guid=\"0x0002c903006e29b0\",port=\"5\",switch=\"ys23ib4\"}")
+                   .has_value());
+}
+
+TEST(IbToolOutputKind, EachToolIsToldApartByItsContent) {
+  EXPECT_EQ(IbToolOutputKind(Fixture("ibnetdiscover_05a_putty_log_hdr_mqm8700_leaf_lid65535_crlf_tabs_lost_head.txt")),
+            "ibnetdiscover");
+  EXPECT_EQ(IbToolOutputKind(Fixture("ibnetdiscover_06_ibdiagnet_generated_ndr_quantum2_port_labels_excerpt.txt")),
+            "ibnetdiscover");
+  EXPECT_EQ(IbToolOutputKind(Fixture("ibnetdiscover_p_02_hdr_aggregation_node_split_port81_partly_edited.txt")),
+            "ibnetdiscover-ports");
+  EXPECT_EQ(IbToolOutputKind(Fixture("perfquery_x_04_rhel75_lid10_all_zero_with_root_prompt_line.txt")),
+            "perfquery");
+  EXPECT_EQ(IbToolOutputKind(Fixture("perfquery_E_01_osc_edr_rcv_error_details_lid1719_port1.txt")),
+            "perfquery");
+  EXPECT_EQ(IbToolOutputKind(Fixture("ibqueryerrors_01_fdr_sx6036_saturated_counters_mail_quoted.txt")),
+            "ibqueryerrors");
+  EXPECT_EQ(IbToolOutputKind("Sat Nov 28 01:00:00 UTC 2026\n"), "");
+}
+
+TEST(IbSwitchName, NvidiaNodeDescriptionsGiveTheHostname) {
+  EXPECT_EQ(IbSwitchName("MF0;ib-switch-sequoia:MQM9700/U1"), "ib-switch-sequoia");
+  EXPECT_EQ(IbSwitchName("MF0;sat11-0101-0901-01ib1-A:MCS8500/L20/U2"), "sat11-0101-0901-01ib1-A");
+  EXPECT_EQ(IbSwitchName(" 5FB0406-spine-IB02 "), "5FB0406-spine-IB02");
+  EXPECT_EQ(IbSwitchName("Quantum-2 Mellanox Technologies"), "Quantum-2 Mellanox Technologies");
+  EXPECT_EQ(IbSwitchName(""), "");
+}
+
+TEST_F(IbFabricCollectorTest, AMissingDirectoryFailsTheCycleAndSaysWhich) {
+  fs::remove_all(dir_);
+  const absl::Status s = collector_->Collect(out_);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find(dir_.string()), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace railwatch::testing
