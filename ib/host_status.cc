@@ -1,7 +1,6 @@
 #include "ib/host_status.h"
 
 #include <array>
-#include <charconv>
 #include <utility>
 
 #include "ib/ib_text.h"
@@ -62,30 +61,14 @@ std::string_view NameOf(const std::array<NamedCode, N>& table, int code) {
   return "";
 }
 
-// Decimal, or hex with 0x (ibstatus prints LIDs as 0x33bf).
-std::optional<uint32_t> Number(std::string_view text) {
-  LineScanner s(text);
-  const std::optional<uint64_t> n =
-      text.starts_with("0x") || text.starts_with("0X") ? s.Hex() : s.Decimal();
-  if (!n || !s.done() || *n > UINT32_MAX) return std::nullopt;
-  return static_cast<uint32_t>(*n);
-}
-
-std::optional<double> Decimal(std::string_view text) {
-  double value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
 // "PORT_ACTIVE (4)" -> {"PORT_ACTIVE", 4}; "4: ACTIVE" -> {"ACTIVE", 4}; "Active" -> {"Active"}.
 std::pair<std::string_view, std::optional<int>> NameAndCode(std::string_view text) {
   if (const size_t open = text.rfind(" ("); open != std::string_view::npos && text.ends_with(")")) {
-    const std::optional<uint32_t> code = Number(text.substr(open + 2, text.size() - open - 3));
+    const std::optional<uint32_t> code = ParseUint32(text.substr(open + 2, text.size() - open - 3));
     return {StripBlanks(text.substr(0, open)), code ? std::optional<int>(*code) : std::nullopt};
   }
   if (const size_t colon = text.find(':'); colon != std::string_view::npos) {
-    if (const std::optional<uint32_t> code = Number(text.substr(0, colon))) {
+    if (const std::optional<uint32_t> code = ParseUint32(text.substr(0, colon))) {
       return {StripBlanks(text.substr(colon + 1)), static_cast<int>(*code)};
     }
   }
@@ -176,7 +159,7 @@ class HostReader {
     if (kv.key == names.node_guid) d.node_guid = GroupedGuid(kv.value);
     if (kv.key == names.system_image_guid) d.system_image_guid = GroupedGuid(kv.value);
     if (kv.key == names.num_ports) {
-      if (std::optional<uint32_t> n = Number(kv.value)) d.num_ports = static_cast<int>(*n);
+      if (std::optional<uint32_t> n = ParseUint32(kv.value)) d.num_ports = static_cast<int>(*n);
     }
   }
 
@@ -190,7 +173,7 @@ class HostReader {
   }
 
   IbHostPort* StartPort(const TextLine& line, std::string_view number) {
-    const std::optional<uint32_t> n = Number(number);
+    const std::optional<uint32_t> n = ParseUint32(number);
     if (out_->devices.empty() || !n || *n > 255) {
       problems_.AddAtStart(line, "port outside a device, or not a port number; skipped");
       port_ = nullptr;
@@ -245,11 +228,11 @@ class IbstatReader : public HostReader {
     IbHostPort& p = *port_;
     if (kv.key == "State") SetState(p, kv.value);
     if (kv.key == "Physical state") SetPhysState(p, kv.value);
-    if (kv.key == "Rate") p.rate_gbps = Decimal(kv.value);
-    if (kv.key == "Base lid") p.lid = Number(kv.value);
-    if (kv.key == "LMC") p.lmc = Number(kv.value);
-    if (kv.key == "SM lid") p.sm_lid = Number(kv.value);
-    if (kv.key == "Capability mask") p.capability_mask = Number(kv.value);
+    if (kv.key == "Rate") p.rate_gbps = ParseDouble(kv.value);
+    if (kv.key == "Base lid") p.lid = ParseUint32(kv.value);
+    if (kv.key == "LMC") p.lmc = ParseUint32(kv.value);
+    if (kv.key == "SM lid") p.sm_lid = ParseUint32(kv.value);
+    if (kv.key == "Capability mask") p.capability_mask = ParseUint32(kv.value);
     if (kv.key == "Port GUID") p.port_guid = ParseGuid(kv.value);
     if (kv.key == "Link layer") p.link_layer = std::string(kv.value);
   }
@@ -282,8 +265,8 @@ class IbstatusReader : public HostReader {
     }
     IbHostPort& p = *port_;
     if (kv->key == "default gid") p.default_gid = std::string(kv->value);
-    if (kv->key == "base lid") p.lid = Number(kv->value);
-    if (kv->key == "sm lid") p.sm_lid = Number(kv->value);
+    if (kv->key == "base lid") p.lid = ParseUint32(kv->value);
+    if (kv->key == "sm lid") p.sm_lid = ParseUint32(kv->value);
     if (kv->key == "state") SetState(p, kv->value);
     if (kv->key == "phys state") SetPhysState(p, kv->value);
     if (kv->key == "link_layer") p.link_layer = std::string(kv->value);
@@ -294,7 +277,7 @@ class IbstatusReader : public HostReader {
   // "200 Gb/sec (4X HDR)"
   void ReadRate(const TextLine& line, std::string_view text, IbHostPort& p) {
     LineScanner s(text);
-    p.rate_gbps = Decimal(s.Token());
+    p.rate_gbps = ParseDouble(s.Token());
     s.SkipBlanks();
     s.ConsumeWord("Gb/sec");
     if (s.Consume("(")) {
@@ -339,8 +322,8 @@ class IbvDevinfoReader : public HostReader {
   void ReadDeviceKey(const KeyValue& kv) override {
     ReadCommonDeviceKey(kv, kVerbsKeys);
     IbHostDevice& d = *device();
-    if (kv.key == "vendor_id") d.vendor_id = Number(kv.value);
-    if (kv.key == "vendor_part_id") d.vendor_part_id = Number(kv.value);
+    if (kv.key == "vendor_id") d.vendor_id = ParseUint32(kv.value);
+    if (kv.key == "vendor_part_id") d.vendor_part_id = ParseUint32(kv.value);
     if (kv.key == "board_id") d.board_id = std::string(kv.value);
   }
 
@@ -348,9 +331,9 @@ class IbvDevinfoReader : public HostReader {
     IbHostPort& p = *port_;
     if (kv.key == "state") SetState(p, kv.value);
     if (kv.key == "phys_state") SetPhysState(p, kv.value);
-    if (kv.key == "sm_lid") p.sm_lid = Number(kv.value);
-    if (kv.key == "port_lid") p.lid = Number(kv.value);
-    if (kv.key == "port_lmc") p.lmc = Number(kv.value);
+    if (kv.key == "sm_lid") p.sm_lid = ParseUint32(kv.value);
+    if (kv.key == "port_lid") p.lid = ParseUint32(kv.value);
+    if (kv.key == "port_lmc") p.lmc = ParseUint32(kv.value);
     if (kv.key == "link_layer") p.link_layer = std::string(kv.value);
     if (kv.key.starts_with("GID[")) p.gids.push_back(std::string(kv.value));
     if (kv.key == "active_width") {

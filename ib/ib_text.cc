@@ -1,5 +1,7 @@
 #include "ib/ib_text.h"
 
+#include <charconv>
+
 #include "absl/strings/ascii.h"
 
 namespace railwatch::ib {
@@ -141,6 +143,31 @@ bool ConsumePrefix(std::string_view& text, std::string_view prefix) {
   if (!text.starts_with(prefix)) return false;
   text.remove_prefix(prefix.size());
   return true;
+}
+
+std::optional<uint64_t> ParseUnsigned(std::string_view text) {
+  text = StripBlanks(text);
+  LineScanner s(text);
+  const std::optional<uint64_t> n =
+      text.starts_with("0x") || text.starts_with("0X") ? s.Hex() : s.Decimal();
+  if (!n || !s.done()) return std::nullopt;
+  return n;
+}
+
+std::optional<uint32_t> ParseUint32(std::string_view text) {
+  const std::optional<uint64_t> n = ParseUnsigned(text);
+  if (!n || *n > UINT32_MAX) return std::nullopt;
+  return static_cast<uint32_t>(*n);
+}
+
+std::optional<double> ParseDouble(std::string_view text) {
+  text = StripBlanks(text);
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
+    return std::nullopt;
+  }
+  return value;
 }
 
 bool IsBlankLine(std::string_view line) {

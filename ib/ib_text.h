@@ -86,6 +86,12 @@ bool IsBlankLine(std::string_view line);
 // Debian's Abseil has its own string_view, not std's; these few helpers keep ib/ on std.
 std::string_view StripBlanks(std::string_view text);
 bool ConsumePrefix(std::string_view& text, std::string_view prefix);
+// The whole of `text` (blanks around allowed) as decimal or 0x hex; nullopt for anything else
+// ("N/A", "-1", overflow). ParseUint32 also rejects what does not fit 32 bits.
+std::optional<uint64_t> ParseUnsigned(std::string_view text);
+std::optional<uint32_t> ParseUint32(std::string_view text);
+// The whole of `text` (blanks around allowed) as a decimal number: "53.125", "46", "-999.999".
+std::optional<double> ParseDouble(std::string_view text);
 inline bool Contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
 }

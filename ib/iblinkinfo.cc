@@ -1,6 +1,5 @@
 #include "ib/iblinkinfo.h"
 
-#include <charconv>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -9,13 +8,6 @@
 
 namespace railwatch::ib {
 namespace {
-
-std::optional<double> ParseDouble(std::string_view text) {
-  double value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
 
 // "4X" (iblinkinfo upper-cases the x).
 std::optional<int> ParseWidth(std::string_view text) {

@@ -356,6 +356,7 @@ gtest_discover_tests(railwatch_spool_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABEL
 add_executable(railwatch_ib_tests
   unit/ib/counters_test.cc
   unit/ib/host_status_test.cc
+  unit/ib/ibdiagnet_db_test.cc
   unit/ib/iblinkinfo_test.cc
   unit/ib/ibnetdiscover_test.cc)
 target_include_directories(railwatch_ib_tests PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/unit/ib")

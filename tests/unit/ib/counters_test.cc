@@ -16,6 +16,7 @@ namespace railwatch::ib::counters_test {
 using ib_fixture::ProblemPlaces;
 using ib_fixture::ProblemsText;
 using ib_fixture::ReadIbFixture;
+constexpr auto& Counter = ib_fixture::CounterOf;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
 
@@ -23,24 +24,8 @@ PerfqueryResult ReadPerfquery(const std::string& name) {
   return ParsePerfquery(ReadIbFixture(name), name);
 }
 
-// The value of `name`; fails the test when it was not printed.
 uint64_t Value(const IbPortCounters& port, const std::string& name) {
-  auto it = port.counters.find(name);
-  if (it == port.counters.end()) {
-    ADD_FAILURE() << name << " not printed";
-    return 0;
-  }
-  return it->second.value;
-}
-
-const IbCounter& Counter(const IbPortCounters& port, const std::string& name) {
-  static const IbCounter kNone;
-  auto it = port.counters.find(name);
-  if (it == port.counters.end()) {
-    ADD_FAILURE() << name << " not printed";
-    return kNone;
-  }
-  return it->second;
+  return Counter(port, name).value;
 }
 
 const char* const kErrorCounters[] = {"SymbolErrorCounter",

@@ -22,6 +22,17 @@ inline std::string ReadIbFixture(const std::string& name) {
   return s.str();
 }
 
+// Counter `name` of `port`; fails the test when it was not printed.
+inline const IbCounter& CounterOf(const IbPortCounters& port, const std::string& name) {
+  static const IbCounter kNone;
+  auto it = port.counters.find(name);
+  if (it == port.counters.end()) {
+    ADD_FAILURE() << name << " not printed";
+    return kNone;
+  }
+  return it->second;
+}
+
 // All problems, one per line, for a failure message.
 inline std::string ProblemsText(const std::vector<IbProblem>& problems) {
   std::string all;
