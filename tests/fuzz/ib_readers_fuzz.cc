@@ -1,0 +1,116 @@
+// libFuzzer target for the InfiniBand readers (ib/): any bytes go through every reader
+// (ibnetdiscover and its -p report, perfquery, ibqueryerrors, iblinkinfo, ibstat, ibstatus,
+// ibv_devinfo, ibdiagnet's db_csv), which must not crash or trip a sanitizer, and what comes
+// back must hold together: ports are port numbers, a saturated counter has a width, only the
+// data counters count 4-octet words, ibqueryerrors' "port ALL" sums stay apart from its ports,
+// db_csv rows match their headers, and every problem says where (in:line:column) within the
+// input. Seeds: tests/fixtures/ib (the real-world samples).
+//
+//   scripts/fuzz ib_readers_fuzz     (docs/FUZZING.md)
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+#include "ib/host_status.h"
+#include "ib/ibdiagnet_db.h"
+#include "ib/iblinkinfo.h"
+#include "ib/ibnetdiscover.h"
+#include "ib/ibqueryerrors.h"
+#include "ib/perfquery.h"
+
+namespace {
+
+using namespace railwatch::ib;  // NOLINT(build/namespaces): this file reads nothing else
+
+void Check(bool ok) {
+  if (!ok) __builtin_trap();
+}
+
+void CheckProblems(const std::vector<IbProblem>& problems, long lines) {
+  for (const IbProblem& p : problems) {
+    Check(!p.message.empty());
+    Check(p.where.rfind("in:", 0) == 0);
+    char* end = nullptr;
+    const long line = std::strtol(p.where.c_str() + 3, &end, 10);
+    Check(line >= 1 && line <= lines);
+    Check(*end == ':' && std::strtol(end + 1, nullptr, 10) >= 1);
+  }
+}
+
+void CheckEnd(const IbLinkEnd& end) { Check(end.port >= 0 && end.port <= 255); }
+
+void CheckLink(const IbLink& link) {
+  CheckEnd(link.local);
+  if (link.peer) CheckEnd(*link.peer);
+  Check(link.speed.width_lanes >= 0 && link.speed.width_lanes <= 32);
+  Check(link.speed.aggregate_gbps() >= 0);
+}
+
+void CheckCounters(const IbPortCounters& port) {
+  Check(!port.port || (*port.port >= 0 && *port.port <= 255));
+  for (const auto& [name, counter] : port.counters) {
+    Check(!name.empty());
+    Check(!counter.saturated || counter.width_bits > 0);
+    Check(counter.data_4_octets == IsPmaDataCounter(name));
+    Check(counter.width_bits == PmaCounterWidth(port.attribute, name));
+  }
+}
+
+void CheckHost(const IbHostStatus& host) {
+  for (const IbHostDevice& d : host.devices) {
+    for (const IbHostPort& p : d.ports) Check(p.port >= 0 && p.port <= 255);
+  }
+}
+
+void FuzzOne(std::string_view input) {
+  const long lines = 1 + std::count(input.begin(), input.end(), '\n');
+
+  for (const IbTopology& t :
+       {ParseIbnetdiscover(input, "in"), ParseIbnetdiscoverPorts(input, "in")}) {
+    for (const IbNode& n : t.nodes) Check(n.num_ports >= 0 && n.num_ports <= 255);
+    for (const IbLink& l : t.links) CheckLink(l);
+    CheckProblems(t.problems, lines);
+  }
+
+  const PerfqueryResult perf = ParsePerfquery(input, "in");
+  for (const IbPortCounters& p : perf.ports) CheckCounters(p);
+  CheckProblems(perf.problems, lines);
+
+  const IbqueryerrorsResult errors = ParseIbqueryerrors(input, "in");
+  for (const IbPortCounters& p : errors.ports) {
+    Check(p.port.has_value() && !p.all_ports);
+    CheckCounters(p);
+  }
+  for (const IbPortCounters& p : errors.aggregates) Check(!p.port && p.all_ports);
+  CheckProblems(errors.problems, lines);
+
+  const IblinkinfoResult links = ParseIblinkinfo(input, "in");
+  for (const IblinkinfoPort& p : links.ports) CheckLink(p.link);
+  CheckProblems(links.problems, lines);
+
+  for (const IbHostStatus& host :
+       {ParseIbstat(input, "in"), ParseIbstatus(input, "in"), ParseIbvDevinfo(input, "in")}) {
+    CheckHost(host);
+    CheckProblems(host.problems, lines);
+  }
+
+  const IbdiagnetDb db = ParseIbdiagnetDbCsv(input, "in");
+  for (const DbCsvSection& s : db.sections) {
+    Check(s.rows.size() == s.row_lines.size());
+    for (const auto& row : s.rows) Check(row.size() == s.header.size());
+  }
+  for (const IbPortCounters& p : db.counters) CheckCounters(p);
+  for (const IbLink& l : db.links) CheckLink(l);
+  CheckProblems(db.problems, lines);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  FuzzOne(std::string_view(reinterpret_cast<const char*>(data), size));
+  return 0;
+}
