@@ -59,11 +59,15 @@ class NodeIndex {
     }
   }
 
+  const NodeRef* ByGuid(const ib::IbGuid& g) const {
+    if (!g.valid()) return nullptr;
+    auto it = by_guid_.find(ib::GuidString(g));
+    return it != by_guid_.end() ? &it->second : nullptr;
+  }
+
   const NodeRef* Find(const ib::IbPortCounters& c) const {
     for (const ib::IbGuid* g : {&c.node_guid, &c.guid}) {
-      if (auto it = by_guid_.find(ib::GuidString(*g)); g->valid() && it != by_guid_.end()) {
-        return &it->second;
-      }
+      if (const NodeRef* n = ByGuid(*g)) return n;
     }
     if (c.lid) {
       if (auto it = by_lid_.find(*c.lid); it != by_lid_.end()) return &it->second;
@@ -129,6 +133,68 @@ std::string IbSwitchName(std::string_view description) {
     }
   }
   return std::string(d);
+}
+
+std::string IbHostOfDescription(std::string_view description) {
+  size_t begin = 0;
+  while (begin < description.size() && description[begin] == ' ') ++begin;
+  size_t end = begin;
+  while (end < description.size() && description[end] != ' ') ++end;
+  return std::string(description.substr(begin, end - begin));
+}
+
+void IbFabricCollector::EmitLinks(const IbFabricScan& scan, Emitter& emitter, int64_t now) {
+  const NodeIndex nodes(scan);
+  std::map<std::string, Labels> links;  // one per switch port, whichever file said it last
+  auto add = [&](const ib::IbLinkEnd& here, const ib::IbLinkEnd& there, const ib::IbLinkSpeed& speed) {
+    const std::string guid = ib::GuidString(here.node_guid);
+    if (here.type != ib::IbNodeType::kSwitch || guid.empty()) return;
+    std::string name = IbSwitchName(here.description);
+    if (name.empty()) {
+      // A switch-block port line describes the peer; the switch's own description is its node's.
+      if (const NodeRef* n = nodes.ByGuid(here.node_guid)) name = IbSwitchName(n->description);
+    }
+    if (name.empty()) name = guid;
+    std::string peer_guid = ib::GuidString(there.node_guid);
+    std::string peer_system, peer_port;
+    if (there.type == ib::IbNodeType::kSwitch) {
+      std::string peer_description = there.description;
+      if (const NodeRef* n = nodes.ByGuid(there.node_guid); n != nullptr && !n->description.empty()) {
+        peer_description = n->description;
+      }
+      peer_system = IbSwitchName(peer_description);
+      if (peer_system.empty()) peer_system = peer_guid;
+      peer_port = std::to_string(there.port);
+    } else {
+      peer_system = IbHostOfDescription(there.description);
+      peer_port = ib::GuidString(there.port_guid);
+      if (peer_guid.empty()) peer_guid = peer_port;  // a -p report gives the port's GUID only
+      if (peer_port.empty()) peer_port = std::to_string(there.port);
+    }
+    Labels labels = {{"guid", guid},
+                     {"neighbor_guid", peer_guid},
+                     {"neighbor_port", peer_port},
+                     {"neighbor_system", peer_system},
+                     {"port", std::to_string(here.port)},
+                     {"speed", speed.generation},
+                     {"switch", name},
+                     {"width", speed.width_lanes > 0 ? absl::StrCat(speed.width_lanes, "x") : ""}};
+    links[Join({guid, std::to_string(here.port)})] = std::move(labels);
+  };
+  // From both ends: a file may hold only one side of a cable (the CA blocks of an excerpt).
+  for (const ib::IbLink& l : scan.links) {
+    if (!l.peer) continue;  // an unconnected port
+    add(l.local, *l.peer, l.speed);
+    add(*l.peer, l.local, l.speed);
+  }
+  for (auto& [key, labels] : links) {
+    const std::string series = FormatSeries("fabric_ib_link_info", labels);
+    auto [it, inserted] = links_.try_emplace(series);
+    if (inserted) {
+      it->second = emitter.DefineSeries("fabric_ib_link_info", MetricKind::kGauge, labels);
+    }
+    emitter.Gauge(it->second, 1, now);
+  }
 }
 
 IbFabricCollector::IbFabricCollector(Options options, std::unique_ptr<IbFabricSource> source)
@@ -231,6 +297,7 @@ absl::Status IbFabricCollector::Collect(Emitter& emitter) {
     }
   }
 
+  EmitLinks(*scan, emitter, now);
   emitter.Gauge(self_inputs_, scan->inputs_read, now);
   emitter.Gauge(self_unrecognised_, scan->inputs_unrecognised, now);
   emitter.Counter(self_problems_, problems_total_, now);

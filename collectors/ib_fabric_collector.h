@@ -11,6 +11,13 @@
 // fabric_rdma_counter_saturated{switch,guid,port,counter} says (1 while it sits there) and the
 // rate functions must not take for a count; a counter that goes down was cleared (by the
 // subnet manager's PerfMgr or `perfquery -R`) and the store takes it as a reset.
+//
+// The subnet's cabling, as the topology in the scan says it, goes out as
+// fabric_ib_link_info{switch, guid, port, neighbor_system, neighbor_port, neighbor_guid, width,
+// speed}, one per switch port with a link: the fabric map's InfiniBand facts (docs/TOPOLOGY.md).
+// An HCA neighbour is named by its host (the first word of its node description, "luna-0196
+// mlx5_0") and its port GUID, which the host agent reports for the HCA's port
+// (fabric_rdma_port_info's port_guid); a switch neighbour by its name and port number.
 
 #include <cstdint>
 #include <map>
@@ -39,6 +46,10 @@ const PmaCounterMapping* FindPmaCounterMapping(std::string_view pma_name);
 // an empty one gives "".
 std::string IbSwitchName(std::string_view node_description);
 
+// The host an HCA's node description names: its first word ("luna-0196 mlx5_0", NVIDIA's
+// "<hostname> <device>" convention; older "o0001 HCA-1").
+std::string IbHostOfDescription(std::string_view node_description);
+
 class IbFabricCollector final : public Collector {
  public:
   struct Options {
@@ -51,6 +62,7 @@ class IbFabricCollector final : public Collector {
   absl::Status Collect(Emitter& emitter) override;
 
  private:
+  void EmitLinks(const IbFabricScan& scan, Emitter& emitter, int64_t now);
   struct Series {
     uint32_t id = 0;
     int64_t last_time = 0;
@@ -62,6 +74,7 @@ class IbFabricCollector final : public Collector {
   std::unique_ptr<IbFabricSource> source_;
   std::map<std::string, Series> series_;        // "name\0labels..."
   std::map<std::string, Saturation> saturated_;  // "switch\0guid\0port\0counter"
+  std::map<std::string, uint32_t> links_;  // link info series by their labels
   std::set<std::string> unplaced_logged_;  // LIDs and GUIDs said to be unplaced once
   bool self_defined_ = false;
   uint32_t self_inputs_ = 0, self_unrecognised_ = 0, self_problems_ = 0, self_unplaced_ = 0,

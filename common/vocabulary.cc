@@ -464,6 +464,12 @@ const std::vector<MetricSpec>& Table() {
        "(switches: openconfig-lldp neighbors/neighbor/state/{system-name,port-id}; hosts: "
        "lldpd, with neighbor_chassis_id and neighbor_mgmt_address).",
        {}},
+      {"fabric_ib_link_info", G, "",
+       "Always 1; one series per InfiniBand switch port with a link, as the fabric scanner's "
+       "topology (ibnetdiscover) says: labels neighbor_system and neighbor_port (an HCA's host "
+       "and port GUID, or the peer switch and its port number), neighbor_guid, width and speed "
+       "(4x, HDR). The fabric map's InfiniBand facts (docs/TOPOLOGY.md).",
+       {}},
       {"fabric_lldp_neighbor_mismatch", G, "",
        "1 while the LLDP neighbour a switch port reports is not the host NIC or switch port "
        "the topology file puts there (a miswired cable or a stale file), 0 while it matches. "

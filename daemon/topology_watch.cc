@@ -78,6 +78,22 @@ DiscoveryFacts TopologyWatch::ReadFacts() const {
       facts.switch_port_ids.push_back(std::move(p));
     }
   });
+  // InfiniBand: the fabric scanner's view of each switch port's link (ibnetdiscover), the
+  // same fact as a switch port's LLDP neighbour. Aged like the hosts' facts: the scanner
+  // sends it every scan, so a link gone from the topology leaves the map.
+  ForEachLatest(store_, "fabric_ib_link_info", [&](const Labels& l, const Sample& s) {
+    if (s.time_unix_nano < oldest) return;
+    NeighbourFact f;
+    f.system = LabelOr(l, "switch");
+    f.port = LabelOr(l, "port");
+    f.neighbor_system = LabelOr(l, "neighbor_system");
+    f.neighbor_port = LabelOr(l, "neighbor_port");
+    f.neighbor_chassis_id = LabelOr(l, "neighbor_guid");
+    f.seen_unix_nano = s.time_unix_nano;
+    if (f.system.empty() || f.port.empty()) return;
+    facts.switches.push_back(f.system);
+    facts.switch_ports.push_back(std::move(f));
+  });
   ForEachLatest(store_, "fabric_lldp_neighbor_info", [&](const Labels& l, const Sample& s) {
     NeighbourFact f;
     f.port = LabelOr(l, "interface");

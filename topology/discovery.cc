@@ -77,6 +77,27 @@ std::string NormalMac(std::string_view text) {
   return mac;
 }
 
+// Two spellings of one GUID: sysfs's "7cfe:9003:003b:4bde" (a GID's low half), the IB tools'
+// "0x7cfe9003003b4bde", ibnetdiscover's "7cfe9003003b4bde" without leading zeros.
+// Its hex digits, lower case, without leading zeros; "" for what is no GUID.
+std::string GuidDigits(std::string_view g) {
+  if (g.starts_with("0x") || g.starts_with("0X")) g.remove_prefix(2);
+  std::string out;
+  for (char c : g) {
+    if (c == ':') continue;
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return std::string();
+    out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  const size_t first = out.find_first_not_of('0');
+  if (out.empty() || first == std::string::npos) return "";  // empty, or all zeros: no GUID
+  return out.substr(first);
+}
+
+bool SameGuid(std::string_view a, std::string_view b) {
+  const std::string x = GuidDigits(a);
+  return !x.empty() && x == GuidDigits(b);
+}
+
 // What NormalMac gives for a MAC (and never for anything else): aa:bb:cc:dd:ee:ff.
 bool IsNormalMac(std::string_view mac) {
   if (mac.size() != 17) return false;
@@ -186,18 +207,35 @@ DiscoveredTopology DiscoverTopology(const DiscoveryFacts& facts) {
     const std::string mac = NormalMac(port_id);
     for (auto& [device, nic] : h->second) {
       if (nic.fact.netdev == port_id || device == port_id || (!nic.fact.mac.empty() && nic.fact.mac == mac) ||
-          (!nic.fact.port_guid.empty() && nic.fact.port_guid == port_id)) {
+          (!nic.fact.port_guid.empty() && SameGuid(nic.fact.port_guid, port_id))) {
         return &nic;
       }
     }
     return nullptr;
   };
 
+  // A NIC of any host by its port GUID: InfiniBand identity is the GUID, and an HCA's node
+  // description need not name its host ("MT25408 ConnectX Mellanox Technologies").
+  std::map<std::string, std::string> host_by_guid;  // GuidDigits(port GUID) -> host
+  for (auto& [host, nics] : hosts) {
+    for (auto& [device, nic] : nics) {
+      if (std::string g = GuidDigits(nic.fact.port_guid); !g.empty()) host_by_guid[g] = host;
+    }
+  }
+  auto host_of_guid = [&](std::string_view port_id) -> std::string {
+    auto it = host_by_guid.find(GuidDigits(port_id));
+    return it != host_by_guid.end() && !GuidDigits(port_id).empty() ? it->second : "";
+  };
+
   // 1. What each switch port hears: a host NIC, or another switch.
   std::map<PortRef, PortRef> switch_views;  // switch port -> the switch port at its far end
   for (const NeighbourFact& f : Newest(facts.switch_ports)) {
     const PortRef here{f.system, f.port};
-    if (const std::string host = host_names.Resolve(f.neighbor_system); !host.empty()) {
+    std::string host = host_names.Resolve(f.neighbor_system);
+    if (host.empty() && switch_names.Resolve(f.neighbor_system).empty()) {
+      host = host_of_guid(f.neighbor_port);
+    }
+    if (!host.empty()) {
       Nic* nic = find_nic(host, f.neighbor_port);
       if (nic == nullptr) {
         notes.insert(absl::StrCat(here.Text(), ": host ", host, " announces port \"",

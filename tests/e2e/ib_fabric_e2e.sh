@@ -3,7 +3,8 @@
 # site's cron jobs leave in a directory: the real OSC EDR fabric's `ibnetdiscover -p` and
 # `perfquery -x` (tests/fixtures/ib): its switch ports' PMA counters reach railwatchd's /metrics
 # as the canonical fabric_rdma_* series labelled by switch, GUID and port, move when a file is
-# rewritten, and a file no reader knows or a LID no topology names does not fail the scanner.
+# rewritten, and a file no reader knows or a LID no topology names does not fail the scanner;
+# the subnet's links reach railwatchd's discovered fabric map.
 set -euo pipefail
 
 BUILD=${1:?usage: ib_fabric_e2e.sh BUILD_DIR}
@@ -39,6 +40,12 @@ grep -qxF 'railwatch_ib_scan_unrecognised_inputs{agent="ib-scanner"} 1' "$WORK/m
 wait_for 5 "the unplaced LID named in the agent's log" \
   grep -qF "LID 10 ($OUT/lid10.pq:2) is in no topology" "$WORK/agent.log"
 
+# The subnet's cabling reaches the fabric map (no topology file): the inter-switch link the -p
+# report names, heard from both switches.
+topology() { "$CLI" --server="$GRPC" topology --discovered -o yaml >"$WORK/topology.yaml" 2>&1; }
+has_link() { topology && grep -qF "{port: \"1\", peer: ib-i1l2s01, peer_port: \"1\"}  # both ends" "$WORK/topology.yaml"; }
+wait_for 20 "ib-i1l1s01 port 1 to ib-i1l2s01 port 1 in the discovered map" has_link
+
 sed 's/20046/20051/' "$FIX/perfquery_x_02_osc_edr_switch_lid2052_xmitdiscards_linkdowned.txt" \
   >"$OUT/.lid2052.tmp"
 mv "$OUT/.lid2052.tmp" "$OUT/lid2052.pq"
@@ -46,4 +53,4 @@ wait_for 10 "the discards to move" has "fabric_rdma_port_transmit_discards_total
 has 'railwatch_collector_success{agent="ib-scanner",collector="ib_fabric"} 1' \
   || fail "the ib_fabric collector is not successful"
 
-echo "PASS: ib-fabric scanner: switch port PMA counters at the daemon, rewritten file followed, unknown file and unplaced LID survived"
+echo "PASS: ib-fabric scanner: switch port PMA counters at the daemon, links in the discovered map, rewritten file followed, unknown file and unplaced LID survived"

@@ -79,9 +79,15 @@ TEST_F(IbFabricCollectorTest, SwitchPortCountersBecomeTheCanonicalSeriesOfBothEn
   EXPECT_EQ(out_.Get(std::string("fabric_rdma_port_transmit_discards_total") + kSw2052), 20046u);
   EXPECT_EQ(out_.Get(std::string("fabric_rdma_link_downed_total") + kSw2052), 1u);
   EXPECT_EQ(out_.Get(std::string("fabric_rdma_port_receive_switch_relay_errors_total") + kSw2052), 7u);
+  size_t links = 0;
   for (const std::string& name : out_.names) {
+    if (name.starts_with("fabric_ib_link_info{")) {
+      ++links;
+      continue;
+    }
     EXPECT_EQ(name.find("guid=\"0x7cfe9003003b4b96\""), std::string::npos) << name;  // the HCA
   }
+  EXPECT_GT(links, 0u);
   const std::string self = "{agent=\"ib-scanner\"}";
   EXPECT_EQ(out_.GetGauge("railwatch_ib_scan_inputs" + self), 5);
   EXPECT_EQ(out_.GetGauge("railwatch_ib_scan_unrecognised_inputs" + self), 1);
@@ -91,7 +97,7 @@ TEST_F(IbFabricCollectorTest, SwitchPortCountersBecomeTheCanonicalSeriesOfBothEn
   // Nothing changed: no point is sent twice. A file rewritten later: its new values.
   const size_t points = out_.points;
   ASSERT_TRUE(collector_->Collect(out_).ok());
-  EXPECT_EQ(out_.points - points, 5u);  // the self series only
+  EXPECT_EQ(out_.points - points, 5u + links);  // the self series and the links, again
   std::string next = Fixture("perfquery_x_02_osc_edr_switch_lid2052_xmitdiscards_linkdowned.txt");
   next.replace(next.find("20046"), 5, "20050");
   Write("lid2052.pq", next, 1010);
@@ -127,6 +133,38 @@ TEST_F(IbFabricCollectorTest, SaturatedCountersAreSaidToBeSo) {
   EXPECT_FALSE(out_.GetGauge("fabric_rdma_counter_saturated{counter=\"PortXmitDiscards\","
                              "guid=\"0x0002c903006e29b0\",port=\"5\",switch=\"ys23ib4\"}")
                    .has_value());
+}
+
+// The cabling the topology file says, as the fabric map's facts: HCA neighbours by host and port
+// GUID, switch neighbours by name and port number, width and speed as printed.
+TEST_F(IbFabricCollectorTest, EverySwitchPortLinkIsAFactOfTheFabricMap) {
+  Write("fabric.topo", Fixture("ibnetdiscover_02_nvidia_lab_mixed_hdr_edr_fdr_fdr10_self_loop_cable.txt"), 3000);
+  ASSERT_TRUE(collector_->Collect(out_).ok());
+  auto link = [&](const std::string& labels) {
+    return out_.GetGauge("fabric_ib_link_info{" + labels + "}");
+  };
+  EXPECT_EQ(link("guid=\"0xb8599f0300fc6de4\",neighbor_guid=\"0xec0d9a03007d7d0a\","
+                 "neighbor_port=\"0xec0d9a03007d7d0a\",neighbor_system=\"r-dcs96\",port=\"23\","
+                 "speed=\"EDR\",switch=\"r-ufm-sw95\",width=\"4x\""),
+            1);
+  EXPECT_EQ(link("guid=\"0xb8599f0300fc6de4\",neighbor_guid=\"0x0002c903007b78b0\","
+                 "neighbor_port=\"1\",neighbor_system=\"r-ufm-sw226\",port=\"3\","
+                 "speed=\"FDR\",switch=\"r-ufm-sw95\",width=\"4x\""),
+            1);
+  // The same cable from the SX6036's side.
+  EXPECT_EQ(link("guid=\"0x0002c903007b78b0\",neighbor_guid=\"0xb8599f0300fc6de4\","
+                 "neighbor_port=\"3\",neighbor_system=\"r-ufm-sw95\",port=\"1\","
+                 "speed=\"FDR\",switch=\"r-ufm-sw226\",width=\"4x\""),
+            1);
+  // A self-loop cable: the switch is its own neighbour.
+  EXPECT_EQ(link("guid=\"0x0002c903007b78b0\",neighbor_guid=\"0x0002c903007b78b0\","
+                 "neighbor_port=\"26\",neighbor_system=\"r-ufm-sw226\",port=\"25\","
+                 "speed=\"FDR10\",switch=\"r-ufm-sw226\",width=\"4x\""),
+            1);
+  size_t links = 0;
+  for (const std::string& name : out_.names) links += name.starts_with("fabric_ib_link_info{");
+  // The file's 19 switch port lines (its 32 port lines less the 13 CA blocks' ones).
+  EXPECT_EQ(links, 19u);
 }
 
 TEST(IbToolOutputKind, EachToolIsToldApartByItsContent) {

@@ -234,6 +234,35 @@ TEST(TopologyDiscovery, PortIdsThatAreSwitchPortMacsNameThePort) {
   EXPECT_EQ(d.provenance.at("leaf-b/Ethernet32"), Provenance::kBothEnds);
 }
 
+// InfiniBand: the fabric scanner names an HCA neighbour by its host and port GUID, which the
+// host agent reports from sysfs in another spelling (a GID's low half).
+TEST(TopologyDiscovery, InfiniBandHcasArePlacedByTheirPortGuid) {
+  DiscoveryFacts f;
+  f.nics.push_back({"luna-0196", "mlx5_0", "ibp12s0", "", "", "0c42:a103:0025:554e", "InfiniBand"});
+  f.nics.push_back({"luna-0196", "mlx5_1", "ibp75s0", "", "", "0c42:a103:0025:554f", "InfiniBand"});
+  f.switch_ports.push_back({"LG12-01", "4", "luna-0196", "0x0c42a1030025554e", "", 1});
+  f.switch_ports.push_back({"LG12-02", "4", "luna-0196", "c42a1030025554f", "", 1});
+  f.switch_ports.push_back({"LG12-01", "39", "CSPINE1-80", "39", "", 1});
+  f.switch_ports.push_back({"CSPINE1-80", "39", "LG12-01", "39", "", 1});
+  // An HCA whose description does not name its host: found by its GUID alone.
+  f.nics.push_back({"x5-node07", "mlx4_0", "ib0", "", "", "0030:48c7:49cd:0001", "InfiniBand"});
+  f.switch_ports.push_back({"LG12-01", "9", "MT25408", "3048c749cd0001", "", 1});
+  f.switches = {"LG12-01", "LG12-02", "CSPINE1-80"};
+  const DiscoveredTopology d = DiscoverTopology(f);
+  ASSERT_NE(NicOf(d.topology, "x5-node07", "mlx4_0"), nullptr);
+  EXPECT_EQ(NicOf(d.topology, "x5-node07", "mlx4_0")->switch_port, "9");
+  EXPECT_THAT(d.notes, IsEmpty());
+  ASSERT_NE(NicOf(d.topology, "luna-0196", "mlx5_0"), nullptr);
+  EXPECT_EQ(NicOf(d.topology, "luna-0196", "mlx5_0")->switch_name, "LG12-01");
+  EXPECT_EQ(NicOf(d.topology, "luna-0196", "mlx5_0")->switch_port, "4");
+  EXPECT_EQ(NicOf(d.topology, "luna-0196", "mlx5_1")->switch_name, "LG12-02");
+  EXPECT_EQ(NicOf(d.topology, "luna-0196", "mlx5_1")->rail, 1);
+  EXPECT_EQ(d.provenance.at("LG12-01/39"), Provenance::kBothEnds);
+  std::vector<std::string> roles;
+  for (const TopologySwitch& s : d.topology.switches()) roles.push_back(s.name + "=" + s.role);
+  EXPECT_THAT(roles, ElementsAre("CSPINE1-80=spine", "LG12-01=leaf", "LG12-02=leaf"));
+}
+
 TEST(TopologyDiscovery, WhatCannotBePlacedIsANoteAndTheNewestNeighbourWins) {
   DiscoveryFacts f = Small();
   f.switch_ports.push_back({"leaf-a", "Ethernet8", "gpu-2", "eth7", "", 1});  // no such NIC
