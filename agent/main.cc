@@ -38,8 +38,9 @@ ABSL_FLAG(std::string, role, "host",
           "(--ib_tool_outputs)");
 ABSL_FLAG(std::string, ib_tool_outputs, "",
           "--role=ib-fabric: directory where the site's own jobs write InfiniBand tool output "
-          "(ibnetdiscover, ibnetdiscover -p, perfquery, ibqueryerrors), each file told apart "
-          "by its content and read again when it changes; see docs/INFINIBAND.md");
+          "(ibnetdiscover, ibnetdiscover -p, perfquery, ibqueryerrors, ibdiagnet2.db_csv), each "
+          "file told apart by its content and read again when it changes; see "
+          "docs/INFINIBAND.md");
 ABSL_FLAG(std::string, gnmi_targets, "",
           "--role=switch: the targets file (YAML: defaults and targets with name, address, "
           "profile, sample_interval, credentials, tls); see docs/SWITCH_AGENT.md");

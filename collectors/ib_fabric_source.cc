@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/text.h"
+#include "ib/ibdiagnet_db.h"
 #include "ib/ibnetdiscover.h"
 #include "ib/ibqueryerrors.h"
 #include "ib/perfquery.h"
@@ -54,6 +55,22 @@ IbFabricScan ParseOne(std::string_view text, const std::string& path, int64_t mt
     ib::PerfqueryResult r = ib::ParsePerfquery(text, path);
     add_counters(r.ports);
     out.problems = std::move(r.problems);
+  } else if (kind == "ibdiagnet-db") {
+    // ibdiagnet2.db_csv: NODES and LINKS are the topology (each link's speed from PORTS),
+    // PM_INFO the counters, one record per attribute.
+    ib::IbdiagnetDb db = ib::ParseIbdiagnetDbCsv(text, path);
+    std::map<std::pair<std::string, int>, ib::IbLinkSpeed> speeds;
+    for (const ib::IbdiagnetPort& p : db.ports) speeds[{ib::GuidString(p.node_guid), p.port}] = p.speed;
+    for (ib::IbLink& l : db.links) {
+      if (auto it = speeds.find({ib::GuidString(l.local.node_guid), l.local.port});
+          !l.speed.known() && it != speeds.end()) {
+        l.speed = it->second;
+      }
+    }
+    out.nodes = std::move(db.nodes);
+    out.links = std::move(db.links);
+    add_counters(db.counters);
+    out.problems = std::move(db.problems);
   } else if (kind == "ibqueryerrors") {
     // Per-port lines only: "port ALL" sums them, and counting both would count twice.
     ib::IbqueryerrorsResult r = ib::ParseIbqueryerrors(text, path);
@@ -88,6 +105,7 @@ std::string IbToolOutputKind(std::string_view text) {
         line.find("## Summary:") != std::string_view::npos) {
       return "ibqueryerrors";
     }
+    if (line.starts_with("START_") || line.starts_with("# INDEX_TABLE")) return "ibdiagnet-db";
     if (line.find("switchguid=") != std::string_view::npos ||
         line.find("caguid=") != std::string_view::npos ||
         line.find("vendid=") != std::string_view::npos ||

@@ -41,7 +41,8 @@ class IbFabricSource {
 };
 
 // The text InfiniBand tools print, in files a site's own cron jobs drop into one directory
-// (`ibnetdiscover > fabric.topo`, `perfquery -x -l <lid> ...`, `ibqueryerrors`): each regular
+// (`ibnetdiscover > fabric.topo`, `perfquery -x -l <lid> ...`, `ibqueryerrors`, ibdiagnet's
+// `ibdiagnet2.db_csv`): each regular
 // file is told apart by its content, parsed with the readers of ib/, and re-read only when its
 // modification time or size changes. Files over `max_file_bytes` are skipped with a problem.
 class IbToolOutputSource final : public IbFabricSource {
@@ -65,7 +66,8 @@ class IbToolOutputSource final : public IbFabricSource {
 };
 
 // What a text is, told by the first lines that say (a prompt line or a mail quote before them
-// is skipped): "ibnetdiscover", "ibnetdiscover-ports", "perfquery", "ibqueryerrors", or "".
+// is skipped): "ibnetdiscover", "ibnetdiscover-ports", "perfquery", "ibqueryerrors",
+// "ibdiagnet-db", or "".
 std::string IbToolOutputKind(std::string_view text);
 
 }  // namespace railwatch

@@ -167,6 +167,38 @@ TEST_F(IbFabricCollectorTest, EverySwitchPortLinkIsAFactOfTheFabricMap) {
   EXPECT_EQ(links, 19u);
 }
 
+// ibdiagnet's db_csv, as a site's cron leaves it: NODES and LINKS are the topology, PORTS the
+// links' width and speed, PM_INFO the counters (the 2025-03-31 run of one NDR fabric).
+TEST_F(IbFabricCollectorTest, IbdiagnetsDatabaseIsTopologyAndCountersAtOnce) {
+  Write("ibdiagnet2.db_csv", Fixture("db_csv_01_ndr_quantum2_mqm9700_272nodes_full_run_complete.db_csv"), 4000);
+  ASSERT_TRUE(collector_->Collect(out_).ok());
+  const std::string port1 = "{guid=\"0xb0cf0e0300d33fc0\",port=\"1\",switch=\"ib-switch-sequoia\"}";
+  // PortXmitData's 32-bit column is stuck at all ones; the Extended one is the count.
+  EXPECT_EQ(out_.Get("fabric_rdma_port_transmit_bytes_total" + port1), 299195507523u * 4);
+  // PortXmitWait too: 4294967295 in PortCounters, 9463628588 in PortXmitWaitExt. The 64-bit
+  // count is the true one, so no saturation is said.
+  EXPECT_EQ(out_.Get("fabric_rdma_port_transmit_wait_total" + port1), 9463628588u);
+  EXPECT_FALSE(out_.GetGauge("fabric_rdma_counter_saturated{counter=\"PortXmitWait\","
+                             "guid=\"0xb0cf0e0300d33fc0\",port=\"1\",switch=\"ib-switch-sequoia\"}")
+                   .has_value());
+  EXPECT_EQ(out_.Get("fabric_rdma_port_receive_switch_relay_errors_total"
+                     "{guid=\"0xb0cf0e0300d33fc0\",port=\"2\",switch=\"ib-switch-sequoia\"}"),
+            158u);
+  size_t links = 0, spine_links = 0;
+  for (const std::string& name : out_.names) {
+    if (!name.starts_with("fabric_ib_link_info{")) continue;
+    ++links;
+    if (name.find("switch=\"ib-switch-sequoia\"") != std::string::npos) {
+      ++spine_links;
+      EXPECT_NE(name.find("neighbor_port=\"63\""), std::string::npos) << name;
+      EXPECT_NE(name.find("speed=\"NDR\""), std::string::npos) << name;
+    }
+  }
+  EXPECT_EQ(spine_links, 8u);  // the spine's ports 1-8 to the 8 leaves, each on its port 63
+  EXPECT_GT(links, 256u);      // and the leaves' ports to 256 HCA ports
+  EXPECT_EQ(out_.GetGauge("railwatch_ib_scan_inputs{agent=\"ib-scanner\"}"), 1);
+}
+
 TEST(IbToolOutputKind, EachToolIsToldApartByItsContent) {
   EXPECT_EQ(IbToolOutputKind(Fixture("ibnetdiscover_05a_putty_log_hdr_mqm8700_leaf_lid65535_crlf_tabs_lost_head.txt")),
             "ibnetdiscover");
@@ -180,6 +212,8 @@ TEST(IbToolOutputKind, EachToolIsToldApartByItsContent) {
             "perfquery");
   EXPECT_EQ(IbToolOutputKind(Fixture("ibqueryerrors_01_fdr_sx6036_saturated_counters_mail_quoted.txt")),
             "ibqueryerrors");
+  EXPECT_EQ(IbToolOutputKind(Fixture("db_csv_02_ndr_skip_run_args_header_and_nodes_section_excerpt.db_csv")),
+            "ibdiagnet-db");
   EXPECT_EQ(IbToolOutputKind("Sat Nov 28 01:00:00 UTC 2026\n"), "");
 }
 
