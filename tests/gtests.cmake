@@ -358,7 +358,8 @@ add_executable(railwatch_ib_tests
   unit/ib/host_status_test.cc
   unit/ib/ibdiagnet_db_test.cc
   unit/ib/iblinkinfo_test.cc
-  unit/ib/ibnetdiscover_test.cc)
+  unit/ib/ibnetdiscover_test.cc
+  unit/ib/ufm_telemetry_test.cc)
 target_include_directories(railwatch_ib_tests PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/unit/ib")
 target_compile_definitions(railwatch_ib_tests PRIVATE RAILWATCH_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 target_link_libraries(railwatch_ib_tests PRIVATE railwatch_ib_readers GTest::gtest_main

@@ -1,10 +1,10 @@
 // libFuzzer target for the InfiniBand readers (ib/): any bytes go through every reader
 // (ibnetdiscover and its -p report, perfquery, ibqueryerrors, iblinkinfo, ibstat, ibstatus,
-// ibv_devinfo, ibdiagnet's db_csv), which must not crash or trip a sanitizer, and what comes
-// back must hold together: ports are port numbers, a saturated counter has a width, only the
-// data counters count 4-octet words, ibqueryerrors' "port ALL" sums stay apart from its ports,
-// db_csv rows match their headers, and every problem says where (in:line:column) within the
-// input. Seeds: tests/fixtures/ib (the real-world samples).
+// ibv_devinfo, ibdiagnet's db_csv, UFM Telemetry's JSON and Prometheus), which must not crash or
+// trip a sanitizer, and what comes back must hold together: ports are port numbers, a saturated
+// counter has a width, only the data counters count 4-octet words, ibqueryerrors' "port ALL" sums
+// stay apart from its ports, db_csv rows match their headers, and every problem says where
+// (in:line:column) within the input. Seeds: tests/fixtures/ib (the real-world samples).
 //
 //   scripts/fuzz ib_readers_fuzz     (docs/FUZZING.md)
 
@@ -21,6 +21,7 @@
 #include "ib/ibnetdiscover.h"
 #include "ib/ibqueryerrors.h"
 #include "ib/perfquery.h"
+#include "ib/ufm_telemetry.h"
 
 namespace {
 
@@ -106,6 +107,12 @@ void FuzzOne(std::string_view input) {
   for (const IbPortCounters& p : db.counters) CheckCounters(p);
   for (const IbLink& l : db.links) CheckLink(l);
   CheckProblems(db.problems, lines);
+
+  for (const UfmTelemetry& ufm :
+       {ParseUfmTelemetryJson(input, "in"), ParseUfmPrometheus(input, "in")}) {
+    for (const UfmPortSample& p : ufm.ports) CheckCounters(p.counters);
+    CheckProblems(ufm.problems, lines);
+  }
 }
 
 }  // namespace
