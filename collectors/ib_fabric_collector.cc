@@ -172,10 +172,10 @@ void IbFabricCollector::EmitLinks(const IbFabricScan& scan, Emitter& emitter, in
       if (peer_port.empty()) peer_port = std::to_string(there.port);
     }
     Labels labels = {{"guid", guid},
+                     {"interface", std::to_string(here.port)},
                      {"neighbor_guid", peer_guid},
                      {"neighbor_port", peer_port},
                      {"neighbor_system", peer_system},
-                     {"port", std::to_string(here.port)},
                      {"speed", speed.generation},
                      {"switch", name},
                      {"width", speed.width_lanes > 0 ? absl::StrCat(speed.width_lanes, "x") : ""}};
@@ -255,7 +255,7 @@ absl::Status IbFabricCollector::Collect(Emitter& emitter) {
     for (const auto& [counter, value] : c.counters) {
       const PmaCounterMapping* m = FindPmaCounterMapping(counter);
       if (m == nullptr) continue;
-      Reading r{m, {{"guid", node->guid}, {"port", port}, {"switch", name}}, counter, value,
+      Reading r{m, {{"guid", node->guid}, {"interface", port}, {"switch", name}}, counter, value,
                 record.time_unix_nano};
       const std::string key = Join({m->series, node->guid, port});
       auto [it, inserted] = readings.try_emplace(key, r);

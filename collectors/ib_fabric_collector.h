@@ -3,17 +3,18 @@
 // The InfiniBand fabric scanner's collector (railwatch-agent --role=ib-fabric,
 // docs/INFINIBAND.md): each cycle it asks its source for a scan of the subnet and turns every
 // switch port's PMA counters into the canonical fabric_rdma_* series the host agents use for
-// HCA ports, labelled {switch, guid, port} instead of {host, device, port}, so that one query
+// HCA ports, labelled {switch, guid, interface} instead of {host, device, port} (a switch port is
+// `interface` everywhere, the fabric map included; on InfiniBand its value is the port number), so that one query
 // or playbook condition reads both ends of a cable.
 //
 // Counters keep the PMA's meaning: PortXmitData/PortRcvData count 4-octet words (scaled to
 // bytes here); a 4- to 32-bit counter that reaches all ones stops counting, which
-// fabric_rdma_counter_saturated{switch,guid,port,counter} says (1 while it sits there) and the
+// fabric_rdma_counter_saturated{switch,guid,interface,counter} says (1 while it sits there) and the
 // rate functions must not take for a count; a counter that goes down was cleared (by the
 // subnet manager's PerfMgr or `perfquery -R`) and the store takes it as a reset.
 //
 // The subnet's cabling, as the topology in the scan says it, goes out as
-// fabric_ib_link_info{switch, guid, port, neighbor_system, neighbor_port, neighbor_guid, width,
+// fabric_ib_link_info{switch, guid, interface, neighbor_system, neighbor_port, neighbor_guid, width,
 // speed}, one per switch port with a link: the fabric map's InfiniBand facts (docs/TOPOLOGY.md).
 // An HCA neighbour is named by its host (the first word of its node description, "luna-0196
 // mlx5_0") and its port GUID, which the host agent reports for the HCA's port

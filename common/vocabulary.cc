@@ -465,8 +465,9 @@ const std::vector<MetricSpec>& Table() {
        "lldpd, with neighbor_chassis_id and neighbor_mgmt_address).",
        {}},
       {"fabric_ib_link_info", G, "",
-       "Always 1; one series per InfiniBand switch port with a link, as the fabric scanner's "
-       "topology (ibnetdiscover) says: labels neighbor_system and neighbor_port (an HCA's host "
+       "Always 1; one series per InfiniBand switch port (interface: its number) with a link, "
+       "as the fabric scanner's topology (ibnetdiscover) says: neighbor_system and neighbor_port "
+       "(an HCA's host "
        "and port GUID, or the peer switch and its port number), neighbor_guid, width and speed "
        "(4x, HDR). The fabric map's InfiniBand facts (docs/TOPOLOGY.md).",
        {}},

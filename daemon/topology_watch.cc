@@ -85,7 +85,7 @@ DiscoveryFacts TopologyWatch::ReadFacts() const {
     if (s.time_unix_nano < oldest) return;
     NeighbourFact f;
     f.system = LabelOr(l, "switch");
-    f.port = LabelOr(l, "port");
+    f.port = LabelOr(l, "interface");
     f.neighbor_system = LabelOr(l, "neighbor_system");
     f.neighbor_port = LabelOr(l, "neighbor_port");
     f.neighbor_chassis_id = LabelOr(l, "neighbor_guid");

@@ -26,7 +26,7 @@ PIDS+=($!)
 
 scrape() { curl -fsS "http://$METRICS/metrics" >"$WORK/metrics.txt"; }
 has() { scrape && grep -qxF "$1" "$WORK/metrics.txt"; }
-PORT='guid="0x506b4b03005c2740",port="1",switch="ib-i4l1s01"'
+PORT='guid="0x506b4b03005c2740",interface="1",switch="ib-i4l1s01"'
 
 wait_for 20 "the switch port's discards at the daemon" \
   has "fabric_rdma_port_transmit_discards_total{$PORT} 20046"

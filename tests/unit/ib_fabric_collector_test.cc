@@ -54,9 +54,9 @@ class IbFabricCollectorTest : public ::testing::Test {
 };
 
 constexpr char kSw1719[] =
-    "{guid=\"0x7cfe9003009ce5b0\",port=\"1\",switch=\"ib-i1l1s01\"}";
+    "{guid=\"0x7cfe9003009ce5b0\",interface=\"1\",switch=\"ib-i1l1s01\"}";
 constexpr char kSw2052[] =
-    "{guid=\"0x506b4b03005c2740\",port=\"1\",switch=\"ib-i4l1s01\"}";
+    "{guid=\"0x506b4b03005c2740\",interface=\"1\",switch=\"ib-i4l1s01\"}";
 
 TEST_F(IbFabricCollectorTest, SwitchPortCountersBecomeTheCanonicalSeriesOfBothEnds) {
   Write("fabric.ports", Fixture("ibnetdiscover_p_01_osc_edr_ca_sw_lines_and_unconnected.txt"), 1000);
@@ -74,7 +74,7 @@ TEST_F(IbFabricCollectorTest, SwitchPortCountersBecomeTheCanonicalSeriesOfBothEn
   EXPECT_EQ(out_.Get(std::string("fabric_rdma_port_transmit_bytes_total") + kSw1719),
             36298026860928u * 4);
   EXPECT_EQ(out_.Get(std::string("fabric_rdma_port_transmit_wait_total") +
-                     "{guid=\"0x7cfe9003009ce5b0\",port=\"2\",switch=\"ib-i1l1s01\"}"),
+                     "{guid=\"0x7cfe9003009ce5b0\",interface=\"2\",switch=\"ib-i1l1s01\"}"),
             36510964u);
   EXPECT_EQ(out_.Get(std::string("fabric_rdma_port_transmit_discards_total") + kSw2052), 20046u);
   EXPECT_EQ(out_.Get(std::string("fabric_rdma_link_downed_total") + kSw2052), 1u);
@@ -114,7 +114,7 @@ TEST_F(IbFabricCollectorTest, SaturatedCountersAreSaidToBeSo) {
   ASSERT_TRUE(collector_->Collect(out_).ok());
   EXPECT_GT(*out_.Get("railwatch_ib_scan_unplaced_records_total{agent=\"ib-scanner\"}"), 0u);
   EXPECT_TRUE(out_.counters.count(
-                  "fabric_rdma_symbol_errors_total{guid=\"0x0002c903006e29b0\",port=\"5\","
+                  "fabric_rdma_symbol_errors_total{guid=\"0x0002c903006e29b0\",interface=\"5\","
                   "switch=\"ys23ib4\"}") == 0);
 
   // A ports report that names it (written by the test: the sample's fabric has none).
@@ -123,15 +123,15 @@ TEST_F(IbFabricCollectorTest, SaturatedCountersAreSaidToBeSo) {
         "( 'MF0;ys23ib4:SX6036/U1' - 'dl380g7 mlx4_0' )\n",
         2000);
   ASSERT_TRUE(collector_->Collect(out_).ok());
-  const std::string port5 = "{guid=\"0x0002c903006e29b0\",port=\"5\",switch=\"ys23ib4\"}";
+  const std::string port5 = "{guid=\"0x0002c903006e29b0\",interface=\"5\",switch=\"ys23ib4\"}";
   EXPECT_EQ(out_.Get("fabric_rdma_symbol_errors_total" + port5), 65535u);
   EXPECT_EQ(out_.GetGauge("fabric_rdma_counter_saturated{counter=\"SymbolErrorCounter\","
-                          "guid=\"0x0002c903006e29b0\",port=\"5\",switch=\"ys23ib4\"}"),
+                          "guid=\"0x0002c903006e29b0\",interface=\"5\",switch=\"ys23ib4\"}"),
             1);
   EXPECT_EQ(out_.Get("fabric_rdma_port_transmit_discards_total" + port5), 649u);
   // Not saturated: no saturation series at all.
   EXPECT_FALSE(out_.GetGauge("fabric_rdma_counter_saturated{counter=\"PortXmitDiscards\","
-                             "guid=\"0x0002c903006e29b0\",port=\"5\",switch=\"ys23ib4\"}")
+                             "guid=\"0x0002c903006e29b0\",interface=\"5\",switch=\"ys23ib4\"}")
                    .has_value());
 }
 
@@ -143,22 +143,22 @@ TEST_F(IbFabricCollectorTest, EverySwitchPortLinkIsAFactOfTheFabricMap) {
   auto link = [&](const std::string& labels) {
     return out_.GetGauge("fabric_ib_link_info{" + labels + "}");
   };
-  EXPECT_EQ(link("guid=\"0xb8599f0300fc6de4\",neighbor_guid=\"0xec0d9a03007d7d0a\","
-                 "neighbor_port=\"0xec0d9a03007d7d0a\",neighbor_system=\"r-dcs96\",port=\"23\","
+  EXPECT_EQ(link("guid=\"0xb8599f0300fc6de4\",interface=\"23\",neighbor_guid=\"0xec0d9a03007d7d0a\","
+                 "neighbor_port=\"0xec0d9a03007d7d0a\",neighbor_system=\"r-dcs96\","
                  "speed=\"EDR\",switch=\"r-ufm-sw95\",width=\"4x\""),
             1);
-  EXPECT_EQ(link("guid=\"0xb8599f0300fc6de4\",neighbor_guid=\"0x0002c903007b78b0\","
-                 "neighbor_port=\"1\",neighbor_system=\"r-ufm-sw226\",port=\"3\","
+  EXPECT_EQ(link("guid=\"0xb8599f0300fc6de4\",interface=\"3\",neighbor_guid=\"0x0002c903007b78b0\","
+                 "neighbor_port=\"1\",neighbor_system=\"r-ufm-sw226\","
                  "speed=\"FDR\",switch=\"r-ufm-sw95\",width=\"4x\""),
             1);
   // The same cable from the SX6036's side.
-  EXPECT_EQ(link("guid=\"0x0002c903007b78b0\",neighbor_guid=\"0xb8599f0300fc6de4\","
-                 "neighbor_port=\"3\",neighbor_system=\"r-ufm-sw95\",port=\"1\","
+  EXPECT_EQ(link("guid=\"0x0002c903007b78b0\",interface=\"1\",neighbor_guid=\"0xb8599f0300fc6de4\","
+                 "neighbor_port=\"3\",neighbor_system=\"r-ufm-sw95\","
                  "speed=\"FDR\",switch=\"r-ufm-sw226\",width=\"4x\""),
             1);
   // A self-loop cable: the switch is its own neighbour.
-  EXPECT_EQ(link("guid=\"0x0002c903007b78b0\",neighbor_guid=\"0x0002c903007b78b0\","
-                 "neighbor_port=\"26\",neighbor_system=\"r-ufm-sw226\",port=\"25\","
+  EXPECT_EQ(link("guid=\"0x0002c903007b78b0\",interface=\"25\",neighbor_guid=\"0x0002c903007b78b0\","
+                 "neighbor_port=\"26\",neighbor_system=\"r-ufm-sw226\","
                  "speed=\"FDR10\",switch=\"r-ufm-sw226\",width=\"4x\""),
             1);
   size_t links = 0;
@@ -172,17 +172,17 @@ TEST_F(IbFabricCollectorTest, EverySwitchPortLinkIsAFactOfTheFabricMap) {
 TEST_F(IbFabricCollectorTest, IbdiagnetsDatabaseIsTopologyAndCountersAtOnce) {
   Write("ibdiagnet2.db_csv", Fixture("db_csv_01_ndr_quantum2_mqm9700_272nodes_full_run_complete.db_csv"), 4000);
   ASSERT_TRUE(collector_->Collect(out_).ok());
-  const std::string port1 = "{guid=\"0xb0cf0e0300d33fc0\",port=\"1\",switch=\"ib-switch-sequoia\"}";
+  const std::string port1 = "{guid=\"0xb0cf0e0300d33fc0\",interface=\"1\",switch=\"ib-switch-sequoia\"}";
   // PortXmitData's 32-bit column is stuck at all ones; the Extended one is the count.
   EXPECT_EQ(out_.Get("fabric_rdma_port_transmit_bytes_total" + port1), 299195507523u * 4);
   // PortXmitWait too: 4294967295 in PortCounters, 9463628588 in PortXmitWaitExt. The 64-bit
   // count is the true one, so no saturation is said.
   EXPECT_EQ(out_.Get("fabric_rdma_port_transmit_wait_total" + port1), 9463628588u);
   EXPECT_FALSE(out_.GetGauge("fabric_rdma_counter_saturated{counter=\"PortXmitWait\","
-                             "guid=\"0xb0cf0e0300d33fc0\",port=\"1\",switch=\"ib-switch-sequoia\"}")
+                             "guid=\"0xb0cf0e0300d33fc0\",interface=\"1\",switch=\"ib-switch-sequoia\"}")
                    .has_value());
   EXPECT_EQ(out_.Get("fabric_rdma_port_receive_switch_relay_errors_total"
-                     "{guid=\"0xb0cf0e0300d33fc0\",port=\"2\",switch=\"ib-switch-sequoia\"}"),
+                     "{guid=\"0xb0cf0e0300d33fc0\",interface=\"2\",switch=\"ib-switch-sequoia\"}"),
             158u);
   size_t links = 0, spine_links = 0;
   for (const std::string& name : out_.names) {
