@@ -229,7 +229,10 @@ daemon's playbooks (--rules) on a fake clock: a playbook that fires (nccl_failur
 names the diagnosis, its runbook and the runbook's commands.
 Pasted `rdma statistic show`, `rdma link show`, `rdma -j` and ibstatus output (alone or inside
 a log) is recognised too: retries, completion errors, out_of_buffer and links down, per
-device/port.)")
+device/port. So is InfiniBand tool output, one tool per file or paste (ibnetdiscover and -p,
+perfquery, ibqueryerrors, iblinkinfo, ibdiagnet2.db_csv): ports that discarded packets, link
+errors and link-downs, counters stuck at all ones, where credits ran out, links below the
+fabric's usual width or speed (docs/INFINIBAND.md).)")
           .Takes("json", "one JSON object per line: each event, each finding, then a summary")
           .Takes("rules", "the playbooks the log's events are played through")
           .Example("$ railwatch triage rank0.log rdma_statistic.txt"),

@@ -30,7 +30,8 @@ using Json = nlohmann::ordered_json;
 Json FieldValue(const LogEvent& e, const std::string& key, const std::string& value) {
   uint64_t u;
   // rdma tool counters (and numeric attributes such as lid) are numbers.
-  if (absl::StartsWith(e.kind, "rdma.") && !value.empty() && absl::ascii_isdigit(value[0]) &&
+  if ((absl::StartsWith(e.kind, "rdma.") || absl::StartsWith(e.kind, "ib.")) && !value.empty() &&
+      absl::ascii_isdigit(value[0]) &&
       absl::SimpleAtoi(value, &u)) {
     return u;
   }
@@ -135,6 +136,13 @@ void PrintHuman(const std::vector<Input>& inputs, const LogParser::Stats& total,
     out << "Read " << rdma.lines << " lines of rdma tool output: " << rdma.ports
         << " port records, " << rdma.problems << " problems.\n";
   }
+  size_t ib_records = 0;
+  for (const Input& i : inputs) {
+    if (i.ib_kind.empty()) continue;
+    ib_records += i.ib_records;
+    out << "Read " << i.name << " as " << i.ib_kind << " output: " << i.ib_records
+        << " records.\n";
+  }
   for (const Input& i : inputs) {
     if (!i.error.empty()) out << "Could not read " << i.name << ": " << i.error << ".\n";
   }
@@ -143,7 +151,7 @@ void PrintHuman(const std::vector<Input>& inputs, const LogParser::Stats& total,
   bool failed =
       !report.findings.empty() && report.findings[0].level == TriageFinding::Level::kFailure;
   if (report.findings.empty()) {
-    out << (total.events == 0 && rdma.ports == 0
+    out << (total.events == 0 && rdma.ports == 0 && ib_records == 0
                 ? "Nothing recognisable: no NCCL, PyTorch, NCCL RAS, nccl-tests or rdma tool "
                   "lines in the input.\n"
                 : "No failure found.\n");
@@ -255,6 +263,11 @@ int RunTriage(const std::vector<std::string>& files, bool json, std::istream& in
     s["rdma_lines"] = rdma.lines;
     s["rdma_ports"] = rdma.ports;
     s["rdma_problems"] = rdma.problems;
+    Json ib = Json::array();
+    for (const Input& i : inputs) {
+      if (!i.ib_kind.empty()) ib.push_back({{"file", i.name}, {"kind", i.ib_kind}, {"records", i.ib_records}});
+    }
+    s["infiniband"] = ib;
     s["failures"] = failures;
     s["warnings"] = warnings;
     Json fired = Json::array();

@@ -157,7 +157,11 @@ void IbFabricCollector::EmitLinks(const IbFabricScan& scan, Emitter& emitter, in
     if (name.empty()) name = guid;
     std::string peer_guid = ib::GuidString(there.node_guid);
     std::string peer_system, peer_port;
-    if (there.type == ib::IbNodeType::kSwitch) {
+    ib::IbNodeType peer_type = there.type;
+    if (peer_type == ib::IbNodeType::kUnknown) {  // iblinkinfo does not say; the topology may
+      if (const NodeRef* n = nodes.ByGuid(there.node_guid)) peer_type = n->type;
+    }
+    if (peer_type == ib::IbNodeType::kSwitch) {
       std::string peer_description = there.description;
       if (const NodeRef* n = nodes.ByGuid(there.node_guid); n != nullptr && !n->description.empty()) {
         peer_description = n->description;

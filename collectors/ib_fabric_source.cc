@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/text.h"
 #include "ib/ibdiagnet_db.h"
+#include "ib/iblinkinfo.h"
 #include "ib/ibnetdiscover.h"
 #include "ib/ibqueryerrors.h"
 #include "ib/perfquery.h"
@@ -39,7 +40,9 @@ void Append(IbFabricScan& into, const IbFabricScan& from) {
   into.inputs_unrecognised += from.inputs_unrecognised;
 }
 
-IbFabricScan ParseOne(std::string_view text, const std::string& path, int64_t mtime) {
+}  // namespace
+
+IbFabricScan ParseIbToolOutput(std::string_view text, const std::string& path, int64_t mtime) {
   IbFabricScan out;
   const std::string kind = IbToolOutputKind(text);
   auto add_counters = [&](const std::vector<ib::IbPortCounters>& ports) {
@@ -71,6 +74,10 @@ IbFabricScan ParseOne(std::string_view text, const std::string& path, int64_t mt
     out.links = std::move(db.links);
     add_counters(db.counters);
     out.problems = std::move(db.problems);
+  } else if (kind == "iblinkinfo") {
+    ib::IblinkinfoResult r = ib::ParseIblinkinfo(text, path);
+    for (ib::IblinkinfoPort& p : r.ports) out.links.push_back(std::move(p.link));
+    out.problems = std::move(r.problems);
   } else if (kind == "ibqueryerrors") {
     // Per-port lines only: "port ALL" sums them, and counting both would count twice.
     ib::IbqueryerrorsResult r = ib::ParseIbqueryerrors(text, path);
@@ -83,8 +90,6 @@ IbFabricScan ParseOne(std::string_view text, const std::string& path, int64_t mt
   out.inputs_read = 1;
   return out;
 }
-
-}  // namespace
 
 std::string IbToolOutputKind(std::string_view text) {
   // Decided by the first line that says; a shell prompt or a mail's "> " before it is no
@@ -113,6 +118,11 @@ std::string IbToolOutputKind(std::string_view text) {
       return "ibnetdiscover";
     }
     if (LooksLikePortsLine(line)) return "ibnetdiscover-ports";
+    // iblinkinfo: "Switch: 0x... <desc>:" (default mode) or a port's "==( 4X ... )==>".
+    if (line.find(")==>") != std::string_view::npos || line.starts_with("Switch: 0x") ||
+        line.starts_with("Switch 0x")) {
+      return "iblinkinfo";
+    }
   }
   return "";
 }
@@ -159,7 +169,7 @@ absl::StatusOr<IbFabricScan> IbToolOutputSource::Scan() {
     } else if (absl::StatusOr<std::string> text = ReadFile(path); !text.ok()) {
       parsed.scan.problems.push_back({path, std::string(text.status().message())});
     } else {
-      parsed.scan = ParseOne(*text, path, mtime);
+      parsed.scan = ParseIbToolOutput(*text, path, mtime);
     }
     Append(scan, parsed.scan);
     seen.emplace(path, std::move(parsed));

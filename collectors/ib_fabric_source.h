@@ -65,9 +65,15 @@ class IbToolOutputSource final : public IbFabricSource {
   std::map<std::string, Parsed> files_;  // by path: the last parse of each file
 };
 
+// One tool output parsed by the reader its content calls for (IbToolOutputKind); counters get
+// `time_unix_nano`. inputs_unrecognised is 1 for text no reader knows. Used by the directory
+// source and by `railwatch triage`.
+IbFabricScan ParseIbToolOutput(std::string_view text, const std::string& source,
+                               int64_t time_unix_nano);
+
 // What a text is, told by the first lines that say (a prompt line or a mail quote before them
 // is skipped): "ibnetdiscover", "ibnetdiscover-ports", "perfquery", "ibqueryerrors",
-// "ibdiagnet-db", or "".
+// "ibdiagnet-db", "iblinkinfo", or "".
 std::string IbToolOutputKind(std::string_view text);
 
 }  // namespace railwatch

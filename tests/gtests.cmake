@@ -338,8 +338,10 @@ target_link_libraries(railwatch_scenario_tests PRIVATE
 gtest_discover_tests(railwatch_scenario_tests TEST_PREFIX "scenario." DISCOVERY_TIMEOUT 60)
 
 # `rdma statistic|link show`, `rdma -j` and ibstatus output (fixtures/rdma), and what
-# `railwatch triage` makes of it. ctest -R 'RdmaTool|TriageRdma'
-add_executable(railwatch_rdma_tool_tests unit/rdma_tool_output_test.cc unit/triage_rdma_test.cc)
+# `railwatch triage` makes of it, and of InfiniBand tool output (fixtures/ib).
+# ctest -R 'RdmaTool|TriageRdma|TriageIb'
+add_executable(railwatch_rdma_tool_tests unit/rdma_tool_output_test.cc unit/triage_rdma_test.cc
+  unit/triage_ib_test.cc)
 target_link_libraries(railwatch_rdma_tool_tests PRIVATE
   railwatch_test_support railwatch_rdma_tool_output railwatch_cli nlohmann_json::nlohmann_json
   GTest::gtest_main GTest::gmock)

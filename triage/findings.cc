@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "triage/ib.h"
 #include "triage/log_detail.h"
 #include "triage/playbook_replay.h"
 #include "triage/rdma.h"
@@ -484,6 +485,7 @@ TriageReport Analyzer::Run() {
   NcclTests();
   std::vector<std::string> rdma_context;
   AnalyzeRdmaTool(events_, findings_, rdma_context);
+  AnalyzeIbTools(events_, findings_, rdma_context);
 
   TriageReport r;
   r.findings = std::move(findings_);

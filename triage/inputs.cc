@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "absl/strings/str_cat.h"
+#include "triage/ib.h"
 #include "triage/rdma.h"
 
 namespace railwatch {
@@ -19,18 +20,47 @@ using logs::LogParser;
 
 // Longest line read; the parser itself looks at the first 64 KiB of it and counts the cut.
 constexpr size_t kMaxLineBytes = 1 << 20;
+// InfiniBand tool output is read whole (its readers need the blocks together): the first
+// 64 KiB say whether an input is one, and such an input is kept up to 256 MiB.
+constexpr size_t kIbHeadBytes = 64 * 1024;
+constexpr size_t kMaxIbBytes = size_t{256} << 20;
+
+// Keeps an input's text while it may be InfiniBand tool output.
+struct IbText {
+  std::string text;
+  bool decided = false, keep = false, too_long = false;
+  void Add(const std::string& line) {
+    if (decided && !keep) return;
+    if (text.size() + line.size() + 1 > kMaxIbBytes) {
+      too_long = true;
+      keep = false;
+      decided = true;
+      text.clear();
+      return;
+    }
+    text.append(line).push_back('\n');
+    if (!decided && text.size() >= kIbHeadBytes) Decide();
+  }
+  void Decide() {
+    if (decided) return;
+    decided = true;
+    keep = LooksLikeIbToolOutput(text);
+    if (!keep) std::string().swap(text);
+  }
+};
 
 // Feeds `in` line by line, in chunks: a file of any size or shape, even one without a single
 // newline, costs bounded memory. Lines of `rdma` tool output go to `rdma`, the rest to `parser`
 // (with their true line numbers).
 bool FeedStream(std::istream& in, LogParser& parser, RdmaToolParser& rdma,
-                std::vector<LogEvent>& events) {
+                std::vector<LogEvent>& events, IbText& ib) {
   std::string chunk(64 * 1024, '\0');
   std::string line;
   bool cut = false;
   int line_number = 0;
   bool renumber = false;
   auto feed = [&](const std::string& l) {
+    ib.Add(l);
     if (rdma.Feed(l, ++line_number)) {
       renumber = true;
       return;
@@ -61,6 +91,7 @@ bool FeedStream(std::istream& in, LogParser& parser, RdmaToolParser& rdma,
   if (!line.empty()) feed(line);
   parser.Finish(events);
   rdma.Finish();
+  ib.Decide();
   return !in.bad();
 }
 
@@ -85,9 +116,10 @@ TriageInputs ReadTriageInputs(const std::vector<std::string>& files, std::istrea
     input.name = file;
     LogParser parser(file);
     RdmaToolParser rdma;
+    IbText ib;
     std::error_code ec;
     if (file == "-") {
-      if (!FeedStream(in, parser, rdma, out.events)) {
+      if (!FeedStream(in, parser, rdma, out.events, ib)) {
         input.error = "read error on standard input";
       }
     } else if (!std::filesystem::exists(file, ec)) {
@@ -99,7 +131,7 @@ TriageInputs ReadTriageInputs(const std::vector<std::string>& files, std::istrea
       std::ifstream f(file, std::ios::binary);
       if (!f) {
         input.error = absl::StrCat("cannot open: ", std::strerror(errno));
-      } else if (!FeedStream(f, parser, rdma, out.events)) {
+      } else if (!FeedStream(f, parser, rdma, out.events, ib)) {
         input.error = absl::StrCat("read error: ", std::strerror(errno));
       }
     }
@@ -120,6 +152,19 @@ TriageInputs ReadTriageInputs(const std::vector<std::string>& files, std::istrea
     std::vector<LogEvent> rdma_events = RdmaToolEvents(input.rdma, file);
     out.events.insert(out.events.end(), std::make_move_iterator(rdma_events.begin()),
                       std::make_move_iterator(rdma_events.end()));
+    if (ib.too_long) {
+      err << "railwatch triage: " << file << ": over " << (kMaxIbBytes >> 20)
+          << " MiB: not read as InfiniBand tool output\n";
+    }
+    if (ib.keep) {
+      std::vector<std::string> problems;
+      std::vector<LogEvent> ib_events = IbToolEvents(ib.text, file, problems);
+      input.ib_kind = IbToolKind(ib.text);
+      input.ib_records = ib_events.size();
+      for (const std::string& p : problems) err << "railwatch triage: " << p << "\n";
+      out.events.insert(out.events.end(), std::make_move_iterator(ib_events.begin()),
+                        std::make_move_iterator(ib_events.end()));
+    }
     AddStats(input.stats, out.total);
     out.inputs.push_back(std::move(input));
   }

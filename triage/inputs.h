@@ -19,6 +19,10 @@ struct TriageInput {
   std::string name;  // as given; "-" is standard input
   logs::LogParser::Stats stats;
   RdmaToolOutput rdma;  // the rdma tool output among its lines
+  // InfiniBand tool output (the whole input is one): what it is ("perfquery", "ibnetdiscover"
+  // ...: collectors/ib_fabric_source.h) and its records, each an ib.* event (triage/ib.h).
+  std::string ib_kind;
+  size_t ib_records = 0;
   std::string error;    // why it could not be read, "" when it was
   Failure failure = Failure::kNone;
 };

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "support/ttar.h"
+#include "triage_run.h"
 
 namespace railwatch {
 namespace triage_rdma_test {
@@ -19,29 +20,11 @@ namespace triage_rdma_test {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct TriageRun {
-  int code = 0;
-  std::string out, err;
-};
-
-TriageRun Triage(std::vector<std::string> files, const std::string& stdin_text = "", bool json = false) {
-  std::istringstream in(stdin_text);
-  std::ostringstream out, err;
-  TriageRun r;
-  r.code = RunTriage(files, json, in, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
+using testing::Block;
+using testing::Triage;
+using testing::TriageRun;
 
 std::string Fixture(const std::string& name) { return testing::FixturePath("rdma/" + name); }
-
-// Lines of the human output from the one starting with `head` to the next blank line.
-std::string Block(const std::string& out, const std::string& head) {
-  size_t at = out.find(head);
-  if (at == std::string::npos) return "<no block " + head + ">";
-  return out.substr(at, out.find("\n\n", at) - at);
-}
 
 TEST(TriageRdma, WrappedStatisticSample) {
   TriageRun r = Triage({Fixture("rdma_statistic_01_sender_nonzero_errors_wrapped.txt")});
