@@ -1,5 +1,6 @@
 #include "ib/ufm_telemetry.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -221,14 +222,30 @@ class PrometheusReader {
   void SkipLine() {
     while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
   }
+  // source:line:column of `offset`. Problems come in text order, so lines are counted on from
+  // the previous problem's, not from the start: a text with a bad line every line stays linear.
   void Problem(size_t offset, std::string message) {
-    out_->problems.push_back({At(source_, text_, offset), std::move(message)});
+    offset = std::min(offset, text_.size());
+    if (offset < counted_) {
+      counted_ = 0;
+      line_ = 1;
+      line_start_ = 0;
+    }
+    for (; counted_ < offset; ++counted_) {
+      if (text_[counted_] == '\n') {
+        ++line_;
+        line_start_ = counted_ + 1;
+      }
+    }
+    out_->problems.push_back(
+        {Cat(source_, ":", line_, ":", offset - line_start_ + 1), std::move(message)});
   }
 
   std::string_view text_;
   std::string_view source_;
   UfmTelemetry* out_;
   size_t pos_ = 0;
+  size_t counted_ = 0, line_ = 1, line_start_ = 0;  // Problem's place in the text
 };
 
 }  // namespace
