@@ -7,33 +7,7 @@
 #include "common/logging.h"
 
 namespace railwatch {
-namespace {
-
-// PMA counter names (IBA vol. 1 ch. 16.1.3, as perfquery and ibqueryerrors print them) onto
-// the series of common/vocabulary.cc that HCA ports feed from sysfs.
-constexpr PmaCounterMapping kPmaCounters[] = {
-    {"PortXmitData", "fabric_rdma_port_transmit_bytes_total", 4},
-    {"PortRcvData", "fabric_rdma_port_receive_bytes_total", 4},
-    {"PortXmitPkts", "fabric_rdma_port_transmit_packets_total"},
-    {"PortRcvPkts", "fabric_rdma_port_receive_packets_total"},
-    {"PortUnicastXmitPkts", "fabric_rdma_port_unicast_transmit_packets_total"},
-    {"PortUnicastRcvPkts", "fabric_rdma_port_unicast_receive_packets_total"},
-    {"PortMulticastXmitPkts", "fabric_rdma_port_multicast_transmit_packets_total"},
-    {"PortMulticastRcvPkts", "fabric_rdma_port_multicast_receive_packets_total"},
-    {"SymbolErrorCounter", "fabric_rdma_symbol_errors_total"},
-    {"LinkErrorRecoveryCounter", "fabric_rdma_link_error_recovery_total"},
-    {"LinkDownedCounter", "fabric_rdma_link_downed_total"},
-    {"PortRcvErrors", "fabric_rdma_port_receive_errors_total"},
-    {"PortRcvRemotePhysicalErrors", "fabric_rdma_port_receive_remote_physical_errors_total"},
-    {"PortRcvSwitchRelayErrors", "fabric_rdma_port_receive_switch_relay_errors_total"},
-    {"PortXmitDiscards", "fabric_rdma_port_transmit_discards_total"},
-    {"PortXmitConstraintErrors", "fabric_rdma_port_transmit_constraint_errors_total"},
-    {"PortRcvConstraintErrors", "fabric_rdma_port_receive_constraint_errors_total"},
-    {"LocalLinkIntegrityErrors", "fabric_rdma_local_link_integrity_errors_total"},
-    {"ExcessiveBufferOverrunErrors", "fabric_rdma_excessive_buffer_overrun_errors_total"},
-    {"VL15Dropped", "fabric_rdma_vl15_dropped_total"},
-    {"PortXmitWait", "fabric_rdma_port_transmit_wait_total"},
-};
+namespace ib_fabric_internal {
 
 // What the scan says a node is, found by GUID or LID.
 struct NodeRef {
@@ -93,6 +67,39 @@ class NodeIndex {
   std::map<uint32_t, NodeRef> by_lid_;
 };
 
+}  // namespace ib_fabric_internal
+
+namespace {
+
+using ib_fabric_internal::NodeIndex;
+using ib_fabric_internal::NodeRef;
+
+// PMA counter names (IBA vol. 1 ch. 16.1.3, as perfquery and ibqueryerrors print them) onto
+// the series of common/vocabulary.cc that HCA ports feed from sysfs.
+constexpr PmaCounterMapping kPmaCounters[] = {
+    {"PortXmitData", "fabric_rdma_port_transmit_bytes_total", 4},
+    {"PortRcvData", "fabric_rdma_port_receive_bytes_total", 4},
+    {"PortXmitPkts", "fabric_rdma_port_transmit_packets_total"},
+    {"PortRcvPkts", "fabric_rdma_port_receive_packets_total"},
+    {"PortUnicastXmitPkts", "fabric_rdma_port_unicast_transmit_packets_total"},
+    {"PortUnicastRcvPkts", "fabric_rdma_port_unicast_receive_packets_total"},
+    {"PortMulticastXmitPkts", "fabric_rdma_port_multicast_transmit_packets_total"},
+    {"PortMulticastRcvPkts", "fabric_rdma_port_multicast_receive_packets_total"},
+    {"SymbolErrorCounter", "fabric_rdma_symbol_errors_total"},
+    {"LinkErrorRecoveryCounter", "fabric_rdma_link_error_recovery_total"},
+    {"LinkDownedCounter", "fabric_rdma_link_downed_total"},
+    {"PortRcvErrors", "fabric_rdma_port_receive_errors_total"},
+    {"PortRcvRemotePhysicalErrors", "fabric_rdma_port_receive_remote_physical_errors_total"},
+    {"PortRcvSwitchRelayErrors", "fabric_rdma_port_receive_switch_relay_errors_total"},
+    {"PortXmitDiscards", "fabric_rdma_port_transmit_discards_total"},
+    {"PortXmitConstraintErrors", "fabric_rdma_port_transmit_constraint_errors_total"},
+    {"PortRcvConstraintErrors", "fabric_rdma_port_receive_constraint_errors_total"},
+    {"LocalLinkIntegrityErrors", "fabric_rdma_local_link_integrity_errors_total"},
+    {"ExcessiveBufferOverrunErrors", "fabric_rdma_excessive_buffer_overrun_errors_total"},
+    {"VL15Dropped", "fabric_rdma_vl15_dropped_total"},
+    {"PortXmitWait", "fabric_rdma_port_transmit_wait_total"},
+};
+
 std::string Join(std::initializer_list<std::string_view> parts) {
   std::string key;
   for (std::string_view p : parts) {
@@ -143,9 +150,13 @@ std::string IbHostOfDescription(std::string_view description) {
   return std::string(description.substr(begin, end - begin));
 }
 
-void IbFabricCollector::EmitLinks(const IbFabricScan& scan, Emitter& emitter, int64_t now) {
-  const NodeIndex nodes(scan);
-  std::map<std::string, Labels> links;  // one per switch port, whichever file said it last
+void IbFabricCollector::EmitLinks(const IbFabricScan& scan, const NodeIndex& nodes,
+                                  Emitter& emitter, int64_t now) {
+  struct Port {
+    Labels info;        // fabric_ib_link_info's labels
+    double rate = 0;    // bytes/s; 0 when the width or speed is unknown
+  };
+  std::map<std::string, Port> links;  // one per switch port, whichever file said it last
   auto add = [&](const ib::IbLinkEnd& here, const ib::IbLinkEnd& there, const ib::IbLinkSpeed& speed) {
     const std::string guid = ib::GuidString(here.node_guid);
     if (here.type != ib::IbNodeType::kSwitch || guid.empty()) return;
@@ -183,7 +194,8 @@ void IbFabricCollector::EmitLinks(const IbFabricScan& scan, Emitter& emitter, in
                      {"speed", speed.generation},
                      {"switch", name},
                      {"width", speed.width_lanes > 0 ? absl::StrCat(speed.width_lanes, "x") : ""}};
-    links[Join({guid, std::to_string(here.port)})] = std::move(labels);
+    links[Join({guid, std::to_string(here.port)})] =
+        Port{std::move(labels), speed.known() ? speed.aggregate_gbps() * 1e9 / 8 : 0};
   };
   // From both ends: a file may hold only one side of a cable (the CA blocks of an excerpt).
   for (const ib::IbLink& l : scan.links) {
@@ -191,13 +203,26 @@ void IbFabricCollector::EmitLinks(const IbFabricScan& scan, Emitter& emitter, in
     add(l.local, *l.peer, l.speed);
     add(*l.peer, l.local, l.speed);
   }
-  for (auto& [key, labels] : links) {
-    const std::string series = FormatSeries("fabric_ib_link_info", labels);
+  for (auto& [key, port] : links) {
+    const std::string series = FormatSeries("fabric_ib_link_info", port.info);
     auto [it, inserted] = links_.try_emplace(series);
     if (inserted) {
-      it->second = emitter.DefineSeries("fabric_ib_link_info", MetricKind::kGauge, labels);
+      it->second = emitter.DefineSeries("fabric_ib_link_info", MetricKind::kGauge, port.info);
     }
     emitter.Gauge(it->second, 1, now);
+    if (port.rate <= 0) continue;
+    // The port's rate as a host agent gives an HCA's (sysfs `rate`): what playbooks compare
+    // (a link trained below its peers) and what bounds the port's counters in the store.
+    Labels labels;
+    for (const Label& l : port.info) {
+      if (l.name == "guid" || l.name == "interface" || l.name == "switch") labels.push_back(l);
+    }
+    auto [r, defined] = rates_.try_emplace(key);
+    if (defined) {
+      r->second = emitter.DefineSeries("fabric_rdma_port_rate_bytes_per_second",
+                                       MetricKind::kGauge, std::move(labels));
+    }
+    emitter.Gauge(r->second, port.rate, now);
   }
 }
 
@@ -301,7 +326,7 @@ absl::Status IbFabricCollector::Collect(Emitter& emitter) {
     }
   }
 
-  EmitLinks(*scan, emitter, now);
+  EmitLinks(*scan, nodes, emitter, now);
   emitter.Gauge(self_inputs_, scan->inputs_read, now);
   emitter.Gauge(self_unrecognised_, scan->inputs_unrecognised, now);
   emitter.Counter(self_problems_, problems_total_, now);

@@ -32,6 +32,9 @@
 #include "collectors/ib_fabric_source.h"
 
 namespace railwatch {
+namespace ib_fabric_internal {
+class NodeIndex;
+}  // namespace ib_fabric_internal
 
 // The canonical series a PMA counter (as perfquery and ibqueryerrors name it) feeds, and its
 // scale to the series' unit; nullptr for a counter with no canonical series.
@@ -63,7 +66,10 @@ class IbFabricCollector final : public Collector {
   absl::Status Collect(Emitter& emitter) override;
 
  private:
-  void EmitLinks(const IbFabricScan& scan, Emitter& emitter, int64_t now);
+  // The cabling (fabric_ib_link_info) and each switch port's rate from its link's width and
+  // speed (fabric_rdma_port_rate_bytes_per_second), every scan.
+  void EmitLinks(const IbFabricScan& scan, const ib_fabric_internal::NodeIndex& nodes,
+                 Emitter& emitter, int64_t now);
   struct Series {
     uint32_t id = 0;
     int64_t last_time = 0;
@@ -76,6 +82,7 @@ class IbFabricCollector final : public Collector {
   std::map<std::string, Series> series_;        // "name\0labels..."
   std::map<std::string, Saturation> saturated_;  // "switch\0guid\0port\0counter"
   std::map<std::string, uint32_t> links_;  // link info series by their labels
+  std::map<std::string, uint32_t> rates_;  // port rate series by "guid\0port"
   std::set<std::string> unplaced_logged_;  // LIDs and GUIDs said to be unplaced once
   bool self_defined_ = false;
   uint32_t self_inputs_ = 0, self_unrecognised_ = 0, self_problems_ = 0, self_unplaced_ = 0,

@@ -193,7 +193,10 @@ const std::vector<MetricSpec>& Table() {
        "Physical port state: 1 Sleep, 2 Polling, 3 Disabled, 4 PortConfigurationTraining, "
        "5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest.", {}},
       {"fabric_rdma_port_rate_bytes_per_second", G, "bytes per second",
-       "Negotiated port rate (speed x width) in bytes per second: 400 Gb/s reads 5e10.", {}},
+       "Negotiated port rate (speed x width) in bytes per second: 400 Gb/s reads 5e10. An "
+       "InfiniBand switch port's comes from the fabric scanner's topology (width and speed of "
+       "its link: 4x HDR reads 2.5e10).",
+       {}},
       {"fabric_rdma_port_info", G, "",
        "Always 1; labels carry the port's link layer, the netdev behind it, its MAC and, on "
        "InfiniBand, its port GUID (what LLDP announces: topology discovery).",

@@ -25,7 +25,9 @@ ABSL_FLAG(absl::Duration, eval_interval, absl::Seconds(1),
 ABSL_FLAG(int, rule_threads, 0,
           "threads that evaluate playbooks' conditions each tick; 0: the machine's cores, at "
           "most 4");
-ABSL_FLAG(int, retention, 600, "samples kept per series (600 = 10 minutes at 1 s)");
+ABSL_FLAG(int, retention, 600,
+          "samples kept per series (600 = 10 minutes at 1 s); a series a playbook reads over a "
+          "longer window keeps that window, up to 16x this");
 ABSL_FLAG(absl::Duration, stale_after, absl::Minutes(5),
           "series without a sample for this long leave /metrics");
 ABSL_FLAG(std::string, ready_file, "",

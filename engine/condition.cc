@@ -659,6 +659,9 @@ class ParsedCondition final : public Condition {
   void CollectEventKinds(std::vector<std::string>& out) const override {
     root_->CollectEventKinds(out);
   }
+  void CollectWindows(std::vector<std::pair<std::string, absl::Duration>>& out) const override {
+    root_->CollectWindows(out);
+  }
 
  private:
   NodePtr root_;

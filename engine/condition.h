@@ -104,6 +104,9 @@ class Condition {
   // Event kinds it reads (exact kinds, or families ending in '.'); "" when a selector has no
   // kind matcher (it reads every event).
   virtual void CollectEventKinds(std::vector<std::string>& out) const {}
+  // The windows of its range functions over samples (rate, increase, *_over_time ...), by
+  // metric name: how far back the store must keep each name's samples.
+  virtual void CollectWindows(std::vector<std::pair<std::string, absl::Duration>>& out) const {}
 };
 
 // Names a condition may use besides metrics: macros (name -> condition text, expanded where

@@ -167,6 +167,10 @@ class TwoOperandNode : public Node {
     lhs_->CollectEventKinds(out);
     rhs_->CollectEventKinds(out);
   }
+  void CollectWindows(std::vector<std::pair<std::string, absl::Duration>>& out) const override {
+    lhs_->CollectWindows(out);
+    rhs_->CollectWindows(out);
+  }
 
  protected:
   const std::string op_;

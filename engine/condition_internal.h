@@ -275,6 +275,7 @@ class Node {
   virtual void Print(std::string& out) const = 0;
   virtual void CollectMetricNames(std::vector<std::string>& out) const {}
   virtual void CollectEventKinds(std::vector<std::string>& out) const {}
+  virtual void CollectWindows(std::vector<std::pair<std::string, absl::Duration>>& out) const {}
 };
 using NodePtr = std::unique_ptr<Node>;
 
@@ -287,6 +288,9 @@ class OneChildNode : public Node {
   }
   void CollectEventKinds(std::vector<std::string>& out) const override {
     child_->CollectEventKinds(out);
+  }
+  void CollectWindows(std::vector<std::pair<std::string, absl::Duration>>& out) const override {
+    child_->CollectWindows(out);
   }
 
  protected:

@@ -132,6 +132,9 @@ class RangeNode final : public Node {
   void CollectMetricNames(std::vector<std::string>& out) const override {
     out.push_back(sel_.name);
   }
+  void CollectWindows(std::vector<std::pair<std::string, absl::Duration>>& out) const override {
+    if (fn_.windowed()) out.emplace_back(sel_.name, window_);
+  }
 
  private:
   void Compute(const EvalContext& ctx, std::span<const SeriesRef> refs, int64_t from) const

@@ -21,9 +21,11 @@ std::string LabelValue(const Labels& labels, std::string_view name) {
 
 namespace {
 
-// Up to 3 significant digits, without a trailing ".0": 0.474, 12.3, 608.
+// Up to 3 significant digits, without a trailing ".0": 0.474, 12.3, 608; under 0.001 in
+// scientific notation, which a bit error rate needs (1.39e-14, not 0).
 std::string Significant(double v) {
   if (v == 0) return "0";
+  if (std::fabs(v) < 1e-3) return absl::StrFormat("%.3g", v);
   const int digits = static_cast<int>(std::floor(std::log10(std::fabs(v)))) + 1;
   const int decimals = std::clamp(3 - digits, 0, 6);
   std::string s = absl::StrFormat("%.*f", decimals, v);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 
 namespace railwatch {
@@ -41,14 +42,24 @@ Engine::Engine(Options options, std::vector<Playbook> playbooks, SeriesStore& st
       scheduler_(
           TimingOf(options_), [this] { EvaluateOnce(); }, [this] { return EventsArrived(); }) {
   absl::flat_hash_set<std::string> names, kinds;
+  // Each name's longest window: the store keeps that much of its series, however often they
+  // are sampled (a 125-minute window over a scanner's 10 s samples needs 750).
+  absl::flat_hash_map<std::string, int64_t> spans;
   for (const Playbook* pb : correlator_.order()) {
     std::vector<std::string> metric_names, event_kinds;
+    std::vector<std::pair<std::string, absl::Duration>> windows;
     pb->condition->CollectMetricNames(metric_names);
     pb->condition->CollectEventKinds(event_kinds);
+    pb->condition->CollectWindows(windows);
     names.insert(metric_names.begin(), metric_names.end());
     kinds.insert(event_kinds.begin(), event_kinds.end());
+    for (const auto& [name, window] : windows) {
+      int64_t& span = spans[name];
+      span = std::max(span, absl::ToInt64Nanoseconds(window));
+    }
   }
   store_.Watch(names);
+  store_.KeepSpans(spans);
   if (sources_.events != nullptr) sources_.events->Watch(kinds);
   absl::MutexLock lock(&mu_);
   states_.reserve(correlator_.order().size());

@@ -11,7 +11,9 @@ using store_internal::kChunkSamples;
 using store_internal::ValueChunk;
 
 SeriesStore::SeriesStore(Options options) : options_(options) {
-  if (options_.capacity < 2) options_ = Options{.capacity = 2};
+  if (options_.capacity < 2) options_.capacity = 2;
+  max_capacity_ = options_.max_capacity != 0 ? std::max(options_.max_capacity, options_.capacity)
+                                             : 16 * options_.capacity;
   // The high half tells stores apart, so a cache keyed by generation never mistakes a new
   // store (perhaps at the address of an old one) for the one it read.
   static std::atomic<uint64_t> next_instance{1};
@@ -139,6 +141,7 @@ SeriesRef SeriesStore::Intern(std::string_view name, const Labels& labels,
     NameEntry& e = names_.emplace_back();
     e.name = std::string(name);
     e.watched = watched_names_.contains(AsAbsl(name));
+    if (auto span = spans_.find(AsAbsl(name)); span != spans_.end()) e.span = span->second;
   }
   const uint32_t name_id = name_it->second;
   NameEntry& entry = names_[name_id];
@@ -244,6 +247,12 @@ bool SeriesStore::AppendLocked(SeriesRef ref, int64_t t, double value) {
   if (s.kind != MetricKind::kCounter && s.count > 0 && value < s.last_value) {
     s.last_decrease = t;
   }
+  // Past capacity, the oldest sample stays while the name's span still reaches it.
+  bool keep_oldest = s.count < options_.capacity;
+  if (!keep_oldest && s.count < max_capacity_) {
+    const int64_t span = names_[s.name_id].span;
+    keep_oldest = span > 0 && s.TimeAt(0) >= t - span;
+  }
   store_internal::TimeBlock* prev = nullptr;
   if (s.chunks.empty()) {
     // The most chunks retention needs (the open one and those with retained samples): one
@@ -261,7 +270,11 @@ bool SeriesStore::AppendLocked(SeriesRef ref, int64_t t, double value) {
   ++s.open_n;
   s.last_time = t;
   s.last_value = value;
-  if (s.count < options_.capacity) ++s.count;
+  if (keep_oldest) {
+    ++s.count;
+  } else {
+    s.trimmed = true;
+  }
   // The oldest chunk goes once all its samples are past retention.
   if (s.chunks.size() > 1 && s.skip() >= kChunkSamples) {
     store_internal::FreeChunk(arena_, s.chunks.front());
@@ -269,6 +282,15 @@ bool SeriesStore::AppendLocked(SeriesRef ref, int64_t t, double value) {
   }
   ++stats_.samples_appended;
   return s.watched;
+}
+
+void SeriesStore::KeepSpans(const absl::flat_hash_map<std::string, int64_t>& span_ns) {
+  absl::MutexLock lock(&mu_);
+  spans_ = span_ns;
+  for (NameEntry& e : names_) {
+    auto it = spans_.find(e.name);
+    e.span = it != spans_.end() ? it->second : 0;
+  }
 }
 
 void SeriesStore::Watch(const absl::flat_hash_set<std::string>& names) {
@@ -393,7 +415,7 @@ void SeriesStore::BeganAfterMany(std::span<const SeriesRef> refs, int64_t from,
   out.assign(refs.size(), false);
   absl::ReaderMutexLock lock(&mu_);
   ForEachRefLocked(refs, [&](size_t i, const Series& s) {
-    out[i] = s.count > 0 && s.count < options_.capacity && s.TimeAt(0) > from;
+    out[i] = s.count > 0 && !s.trimmed && s.TimeAt(0) > from;
   });
 }
 

@@ -71,6 +71,8 @@ class SeriesStore {
   struct Options {
     // Samples kept per series (600 = 10 minutes at 1 s).
     size_t capacity = 600;
+    // The most a series keeps to hold its name's span (KeepSpans); 0: 16 x capacity.
+    size_t max_capacity = 0;
   };
 
   struct Stats {
@@ -116,6 +118,12 @@ class SeriesStore {
 
   // Series with these names are reported as watched by Append.
   void Watch(const absl::flat_hash_set<std::string>& names);
+  // How far back (nanoseconds) the series of each name must reach: the rules engine's longest
+  // window over it. A series keeps `capacity` samples, and more while its oldest is still
+  // inside its name's span (up to `max_capacity`): a playbook that counts symbol errors over
+  // 125 minutes gets them from a scanner that reads every 10 s (750 samples), while a series
+  // no long window reads keeps 600. Replaces the previous spans.
+  void KeepSpans(const absl::flat_hash_map<std::string, int64_t>& span_ns);
 
   std::vector<SeriesRef> Select(std::string_view name,
                                 const std::vector<LabelMatcher>& matchers = {}) const;
@@ -209,6 +217,7 @@ class SeriesStore {
     MetricKind kind = MetricKind::kGauge;
     uint8_t width_bits = 0;
     bool watched = false;
+    bool trimmed = false;  // it has dropped samples for retention
     CounterBound bound = CounterBound::kNone;
     bool port_rate = false;  // SeriesTraits::sets_line_rate: its samples set line_rate_by_labels_
     // Counters with a bound: the allowance carried over (CounterAllowance::credit). With the
@@ -243,6 +252,7 @@ class SeriesStore {
     std::string help;
     std::vector<SeriesRef> refs;  // interning order
     bool watched = false;
+    int64_t span = 0;  // KeepSpans: how far back its series must reach (ns), 0 none
   };
 
   bool AppendLocked(SeriesRef ref, int64_t time_unix_nano, double value)
@@ -274,6 +284,8 @@ class SeriesStore {
   std::vector<double> line_rate_by_labels_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<uint64_t, std::vector<uint32_t>> label_ids_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> watched_names_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, int64_t> spans_ ABSL_GUARDED_BY(mu_);
+  size_t max_capacity_ = 0;
   store_internal::ChunkArena arena_ ABSL_GUARDED_BY(mu_);
   Stats stats_ ABSL_GUARDED_BY(mu_);
   std::atomic<uint64_t> generation_{0};

@@ -370,10 +370,11 @@ bool FabricMap::ToPeer(Labels& labels) const {
   }
 
   // Drop the near end's identity and everything topology() derived from it.
+  // (`guid` is an InfiniBand switch's node GUID, from the fabric scanner: the far end has its own.)
   static constexpr std::string_view kIdentity[] = {
-      "device", "host",     "interface", "job",       "leaf",        "leaf_port",
-      "link",   "netdev",   "node",      "peer_device", "peer_host", "peer_port",
-      "peer_switch", "port", "rail",     "role",      "switch"};
+      "device", "guid",     "host",      "interface", "job",         "leaf",
+      "leaf_port", "link",  "netdev",    "node",      "peer_device", "peer_host",
+      "peer_port", "peer_switch", "port", "rail",     "role",        "switch"};
   labels.erase(std::remove_if(labels.begin(), labels.end(),
                               [](const Label& l) {
                                 return std::find(std::begin(kIdentity), std::end(kIdentity),

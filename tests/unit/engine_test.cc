@@ -119,6 +119,28 @@ TEST_F(EngineTest, ForHoldsPendingThenFires) {
   EXPECT_EQ(Diagnoses(engine)[0].state(), v1::DIAGNOSIS_STATE_FIRING);
 }
 
+// A window longer than the store's capacity at the series' interval: the engine tells the store
+// how far back each name must reach (KeepSpans), so 125 minutes of 10 s samples (750, past the
+// 600 of capacity) are all there. Without it, the first error would have been dropped at 100
+// minutes and the count would read 3.
+TEST_F(EngineTest, TheStoreKeepsWhatTheLongestWindowReads) {
+  const std::string yaml = std::string(kLinkFlap).replace(
+      std::string(kLinkFlap).find("increase(fabric_rdma_link_downed_total[5m]) > 0"),
+      std::string("increase(fabric_rdma_link_downed_total[5m]) > 0").size(),
+      "increase(fabric_rdma_link_downed_total[125m]) >= 4");
+  Engine engine({}, LoadPlaybooksOrFail(yaml), store_, clock_);
+  // One link-down at 1, 40, 80 and 120 minutes, samples every 10 s.
+  uint64_t downs = 0;
+  for (int i = 1; i <= 740; ++i) {
+    clock_.Advance(absl::Seconds(10));
+    if (i == 6 || i == 240 || i == 480 || i == 720) ++downs;
+    store_.Append(refs_[3], clock_.NowNanos(), static_cast<double>(downs));
+  }
+  engine.EvaluateOnce();
+  ASSERT_EQ(Diagnoses(engine).size(), 1u);
+  EXPECT_EQ(store_.Range(refs_[3], 0, clock_.NowNanos()).size(), 740u);
+}
+
 TEST_F(EngineTest, DisabledPlaybookNeverFires) {
   const std::string yaml = std::string(kLinkFlap) + "  enabled: false\n";
   Engine engine({}, LoadPlaybooksOrFail(yaml), store_, clock_);
@@ -131,6 +153,15 @@ TEST_F(EngineTest, DisabledPlaybookNeverFires) {
 TEST(ExpandTemplate, FillsLabelsAndValue) {
   Labels l = {{"host", "h"}, {"port", "1"}};
   EXPECT_EQ(ExpandTemplate("{{host}}:{{ port }} x{{value}} {{rail}}", l, 2.5), "h:1 x2.5 <rail?>");
+}
+
+TEST(FormatTemplateNumber, ThreeSignificantDigitsAndTinyValuesInScientificNotation) {
+  EXPECT_EQ(FormatTemplateNumber(0.474, ""), "0.474");
+  EXPECT_EQ(FormatTemplateNumber(6240, ""), "6,240");
+  EXPECT_EQ(FormatTemplateNumber(0.0012, ""), "0.0012");
+  // A bit error rate: 4 errors in 2.88e14 bits.
+  EXPECT_EQ(FormatTemplateNumber(4 / 2.88e14, ""), "1.39e-14");
+  EXPECT_EQ(FormatTemplateNumber(0, ""), "0");
 }
 
 // A culprit seen from a switch port has no host, device or netdev: the summary names what it

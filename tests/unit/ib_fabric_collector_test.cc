@@ -81,8 +81,9 @@ TEST_F(IbFabricCollectorTest, SwitchPortCountersBecomeTheCanonicalSeriesOfBothEn
   EXPECT_EQ(out_.Get(std::string("fabric_rdma_port_receive_switch_relay_errors_total") + kSw2052), 7u);
   size_t links = 0;
   for (const std::string& name : out_.names) {
-    if (name.starts_with("fabric_ib_link_info{")) {
-      ++links;
+    if (name.starts_with("fabric_ib_link_info{") ||
+        name.starts_with("fabric_rdma_port_rate_bytes_per_second{")) {
+      ++links;  // the cabling and each port's rate, sent every scan
       continue;
     }
     EXPECT_EQ(name.find("guid=\"0x7cfe9003003b4b96\""), std::string::npos) << name;  // the HCA
@@ -97,7 +98,7 @@ TEST_F(IbFabricCollectorTest, SwitchPortCountersBecomeTheCanonicalSeriesOfBothEn
   // Nothing changed: no point is sent twice. A file rewritten later: its new values.
   const size_t points = out_.points;
   ASSERT_TRUE(collector_->Collect(out_).ok());
-  EXPECT_EQ(out_.points - points, 5u + links);  // the self series and the links, again
+  EXPECT_EQ(out_.points - points, 5u + links);  // the self series, links and rates, again
   std::string next = Fixture("perfquery_x_02_osc_edr_switch_lid2052_xmitdiscards_linkdowned.txt");
   next.replace(next.find("20046"), 5, "20050");
   Write("lid2052.pq", next, 1010);
@@ -165,6 +166,15 @@ TEST_F(IbFabricCollectorTest, EverySwitchPortLinkIsAFactOfTheFabricMap) {
   for (const std::string& name : out_.names) links += name.starts_with("fabric_ib_link_info{");
   // The file's 19 switch port lines (its 32 port lines less the 13 CA blocks' ones).
   EXPECT_EQ(links, 19u);
+  // Each switch port's rate from its link's width and speed, as a host agent gives an HCA's:
+  // 4x EDR 100 Gb/s, 4x FDR 56, 4x FDR10 40, in bytes/s.
+  auto rate = [&](const std::string& guid, const std::string& port, const std::string& sw) {
+    return out_.GetGauge("fabric_rdma_port_rate_bytes_per_second{guid=\"" + guid +
+                         "\",interface=\"" + port + "\",switch=\"" + sw + "\"}");
+  };
+  EXPECT_EQ(rate("0xb8599f0300fc6de4", "23", "r-ufm-sw95"), 100e9 / 8);
+  EXPECT_EQ(rate("0xb8599f0300fc6de4", "3", "r-ufm-sw95"), 56e9 / 8);
+  EXPECT_EQ(rate("0x0002c903007b78b0", "1", "r-ufm-sw226"), 56e9 / 8);
 }
 
 // ibdiagnet's db_csv, as a site's cron leaves it: NODES and LINKS are the topology, PORTS the
@@ -196,6 +206,8 @@ TEST_F(IbFabricCollectorTest, IbdiagnetsDatabaseIsTopologyAndCountersAtOnce) {
   }
   EXPECT_EQ(spine_links, 8u);  // the spine's ports 1-8 to the 8 leaves, each on its port 63
   EXPECT_GT(links, 256u);      // and the leaves' ports to 256 HCA ports
+  // PORTS' LinkWidthActv 2 (4x) and extended speed NDR: 400 Gb/s on the spine's ports.
+  EXPECT_EQ(out_.GetGauge("fabric_rdma_port_rate_bytes_per_second" + port1), 400e9 / 8);
   EXPECT_EQ(out_.GetGauge("railwatch_ib_scan_inputs{agent=\"ib-scanner\"}"), 1);
 }
 

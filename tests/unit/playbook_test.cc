@@ -28,12 +28,14 @@ TEST(LoadPlaybooks, ShippedRulesLoadCleanly) {
     EXPECT_TRUE(std::filesystem::exists(pb.runbook)) << pb.name << ": " << pb.runbook;
     EXPECT_FALSE(pb.culprit.empty()) << pb.name;
   }
-  // The production playbooks of issue 5 (docs/PLAYBOOKS.md), and topology_mismatch (issue 21).
+  // The production playbooks of issue 5 (docs/PLAYBOOKS.md), topology_mismatch (issue 21) and
+  // InfiniBand's own (issue 22).
   EXPECT_THAT(names, ::testing::UnorderedElementsAre(
                          "pfc_storm", "pfc_pause_relay", "pfc_deadlock", "link_flap",
                          "link_degradation", "straggler_rail", "ecn_misconfiguration",
                          "roce_retransmissions", "wrong_traffic_class", "nic_gone", "topology_mismatch",
-                         "nccl_failure"));
+                         "nccl_failure", "ib_congestion", "ib_transmit_discards",
+                         "ib_link_downtrained", "ib_link_ber"));
   auto it = std::find_if(r.playbooks.begin(), r.playbooks.end(),
                          [](const Playbook& p) { return p.name == "link_flap"; });
   ASSERT_NE(it, r.playbooks.end());
@@ -44,7 +46,8 @@ TEST(LoadPlaybooks, ShippedRulesLoadCleanly) {
 }
 
 // At 3 AM the first command is the one that confirms the culprit on the culprit (issue 19 item
-// 10): it runs on the culprit's host or switch, not `railwatch diagnoses`.
+// 10): it runs on the culprit's host or switch, not `railwatch diagnoses`. An InfiniBand switch
+// is reached in-band, from any host on the fabric, by its GUID.
 TEST(LoadPlaybooks, EveryShippedRunbooksFirstCommandRunsOnTheCulprit) {
   LoadResult r = LoadPlaybooks({RAILWATCH_RULES_SOURCE_DIR});
   for (const Playbook& pb : r.playbooks) {
@@ -53,7 +56,7 @@ TEST(LoadPlaybooks, EveryShippedRunbooksFirstCommandRunsOnTheCulprit) {
     const std::vector<std::string> commands = RunbookCommands(text);
     ASSERT_FALSE(commands.empty()) << pb.name << ": no commands in " << pb.runbook;
     EXPECT_THAT(commands[0], ::testing::AnyOf(HasSubstr("{{host}}"), HasSubstr("{{switch}}"),
-                                              HasSubstr("{{node}}")))
+                                              HasSubstr("{{node}}"), HasSubstr("{{guid}}")))
         << pb.name << ": the first command does not run on the culprit: " << commands[0];
     EXPECT_FALSE(commands[0].starts_with("railwatch ")) << pb.name;
   }

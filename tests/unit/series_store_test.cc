@@ -139,6 +139,55 @@ TEST_F(SeriesStoreTest, WatchedSeriesAreReported) {
   EXPECT_TRUE(store_.Append(c, 1 * kSec, 1));
 }
 
+// A name that a long window reads keeps its series as far back as the window reaches, past
+// `capacity`, and no further; other names keep `capacity`; `max_capacity` bounds both.
+TEST_F(SeriesStoreTest, SpansKeepALongWindowsSamplesPastCapacity) {
+  SeriesRef slow = store_.Intern("symbol_errors_total", labels_, MetricKind::kCounter);
+  SeriesRef other = store_.Intern("other_total", labels_, MetricKind::kCounter);
+  store_.KeepSpans({{"symbol_errors_total", 125 * kSec}});
+  // Samples every 10 s: 125 s needs 13 of them (t-120 .. t) and the one at t-125 if any.
+  for (int i = 1; i <= 40; ++i) {
+    store_.Append(slow, i * 10 * kSec, i);
+    store_.Append(other, i * 10 * kSec, i);
+  }
+  EXPECT_EQ(store_.Range(other, 0, 1000 * kSec).size(), 16u);  // capacity
+  // 16 is already more than the 13 the span needs: capacity still rules.
+  EXPECT_EQ(store_.Range(slow, 0, 1000 * kSec).size(), 16u);
+  store_.KeepSpans({{"symbol_errors_total", 300 * kSec}});
+  for (int i = 41; i <= 100; ++i) store_.Append(slow, i * 10 * kSec, i);
+  std::vector<Sample> kept = store_.Range(slow, 0, 2000 * kSec);
+  // t = 1000 s; the span reaches back to 700 s: samples 70..100.
+  ASSERT_EQ(kept.size(), 31u);
+  EXPECT_EQ(kept.front().time_unix_nano, 700 * kSec);
+  std::optional<CounterWindow> w = store_.Increase(slow, 700 * kSec, 1000 * kSec);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->increase, 30);
+  // A series interned after KeepSpans gets its name's span too.
+  SeriesRef late = store_.Intern("symbol_errors_total", {{"host", "h2"}}, MetricKind::kCounter);
+  for (int i = 1; i <= 40; ++i) store_.Append(late, i * 10 * kSec, i);
+  EXPECT_EQ(store_.Range(late, 0, 1000 * kSec).size(), 31u);
+}
+
+TEST(SeriesStore, SpansAreBoundedByMaxCapacityAndDoNotMakeASeriesYoung) {
+  SeriesStore store(SeriesStore::Options{.capacity = 8, .max_capacity = 20});
+  SeriesRef r = store.Intern("x_total", {{"host", "h"}}, MetricKind::kCounter);
+  store.KeepSpans({{"x_total", 3600 * kSec}});
+  for (int i = 1; i <= 100; ++i) store.Append(r, i * kSec, i);
+  std::vector<Sample> kept = store.Range(r, 0, 1000 * kSec);
+  ASSERT_EQ(kept.size(), 20u);
+  EXPECT_EQ(kept.front().value, 81);
+  // It has dropped samples: a window that starts before its oldest is not "not yet held".
+  std::vector<bool> young;
+  const SeriesRef refs[] = {r};
+  store.BeganAfterMany(refs, 50 * kSec, young);
+  EXPECT_FALSE(young[0]);
+  // One that has dropped none, with more than `capacity` samples, is still young.
+  SeriesRef fresh = store.Intern("x_total", {{"host", "g"}}, MetricKind::kCounter);
+  for (int i = 90; i <= 100; ++i) store.Append(fresh, i * kSec, i);
+  store.BeganAfterMany(std::span(&fresh, 1), 50 * kSec, young);
+  EXPECT_TRUE(young[0]);
+}
+
 TEST(SeriesStore, AppendManyStoresABatchAsAppendWouldAndReportsWatchedSeries) {
   SeriesStore store(SeriesStore::Options{.capacity = 8});
   const SeriesRef quiet = store.Intern("rdma_quiet_total", {{"host", "a"}}, MetricKind::kCounter);
