@@ -26,7 +26,8 @@ def fabric_overview():
         stat("Agents connected", "Host and switch agents with an open stream to railwatchd.",
              [target("sum(railwatch_agent_connected)")]),
         stat("RDMA traffic", "Bytes per second all NICs send.",
-             [target(f"sum({rate('fabric_rdma_port_transmit_bytes_total')})")], unit="Bps"),
+             [target(f"sum({rate('fabric_rdma_port_transmit_bytes_total', ANY_HOST)})")],
+             unit="Bps"),
         stat("PFC pauses/s (switches)", "Pause frames per second all switch ports send and "
              "receive, every priority. A few per port is normal; thousands is a storm.",
              [target(f"sum({rate('fabric_pfc_pause_frames_total', ANY_SWITCH)})")],
@@ -61,12 +62,17 @@ def fabric_overview():
                          f"{rate('fabric_switch_queue_ecn_marked_packets_total')}))",
                          "{{switch}} {{interface}}", instant=True)], unit="short"),
         bargauge("Errors", "The 10 NICs and switch ports with the most link errors per second "
-                 "(symbol errors, error recovery, receive errors, discards ...).",
+                 "(symbol errors, error recovery, receive errors, discards ...): NICs, gNMI "
+                 "switch ports, and InfiniBand switch ports (the fabric scanner's PMA "
+                 "counters, the NICs' names labelled by switch).",
                  [target("topk(10, sum by (host, device) "
-                         f"({rates_by_counter(NIC_ERROR_COUNTERS)}))",
+                         f"({rates_by_counter(NIC_ERROR_COUNTERS, ANY_HOST)}))",
                          "{{host}} {{device}}", instant=True),
                   target("topk(10, sum by (switch, interface) "
                          f"({rates_by_counter(SWITCH_ERROR_COUNTERS)}))",
+                         "{{switch}} {{interface}}", instant=True),
+                  target("topk(10, sum by (switch, guid, interface) "
+                         f"({rates_by_counter(NIC_ERROR_COUNTERS, ANY_SWITCH)}))",
                          "{{switch}} {{interface}}", instant=True)], unit="short"),
         row("Fabric totals"),
         timeseries("RDMA traffic by rail", "Bytes per second the NICs of each rail send "

@@ -15,6 +15,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from boards_fabric import fabric_overview, nic_health, pfc_ecn  # noqa: E402
+from boards_ib import infiniband  # noqa: E402
 from boards_ops import nccl_jobs, railwatch_self  # noqa: E402
 
 BOARDS = {
@@ -22,6 +23,7 @@ BOARDS = {
     "railwatch-pfc-ecn.json": pfc_ecn,
     "railwatch-nic-health.json": nic_health,
     "railwatch-nccl-jobs.json": nccl_jobs,
+    "railwatch-infiniband.json": infiniband,
     "railwatch-self.json": railwatch_self,
 }
 OUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "json")

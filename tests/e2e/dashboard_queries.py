@@ -41,6 +41,11 @@ OPTIONAL = {
     ("railwatch-self", "Alertmanager posts", None): NO_ALERTMANAGER,
     ("railwatch-self", "Alerts sent and dropped", None): NO_ALERTMANAGER,
     ("railwatch-self", "Alertmanager queue and last success", None): NO_ALERTMANAGER,
+    ("railwatch-infiniband", "Ports slower than their switch's fastest", None):
+        "every switch port of the real NDR fabric the scanner reads here runs 4x NDR",
+    ("railwatch-infiniband", "Counters stuck at all ones", None):
+        "the real db_csv's 32-bit PortXmitData/Wait sit at all ones, but the 64-bit Extended "
+        "columns of the same rows are read instead (the wider wins), so nothing is stuck",
     ("railwatch-pfc-ecn", "PFC pauses per NIC (host side)", "A"):
         "the NICs' own ethtool PFC counters: the simulator writes no ethtool statistics "
         "(docs/SIMULATOR.md); queries B and C show the same NICs from their leaf ports",

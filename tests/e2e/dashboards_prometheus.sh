@@ -5,7 +5,9 @@
 # 2 spines) where gpu-node-003/mlx5_2 renegotiates to half speed at 8 s (a straggler) and
 # gpu-node-002/mlx5_1 starts a PFC storm at 24 s; railwatchd --topology; one switch agent and
 # a host agent per host; one more host agent (gpu-node-101) tailing real nccl-tests output; a
-# client that sends railwatchd a malformed Ingest message. Debian's Prometheus scrapes
+# client that sends railwatchd a malformed Ingest message; an InfiniBand fabric scanner
+# reading a real NDR fabric's ibdiagnet2.db_csv (tests/fixtures/ib), rewritten once with one
+# switch port's errors, discards and credit waits grown. Debian's Prometheus scrapes
 # railwatchd every second. Then dashboard_queries.py runs every query of every dashboard
 # through Prometheus's HTTP API and checks what some panels show; the exposition must pass
 # `promtool check metrics`.
@@ -79,7 +81,44 @@ except grpc.RpcError as e:
     print(f"railwatchd refused the malformed message: {e.details()}")
 PY
 
+# The InfiniBand dashboard's switch ports: the fabric scanner on a real db_csv (272 nodes).
+mkdir -p "$WORK/ib"
+IBDB=$SRC/tests/fixtures/ib/db_csv_01_ndr_quantum2_mqm9700_272nodes_full_run_complete.db_csv
+cp "$IBDB" "$WORK/ib/ibdiagnet2.db_csv"
+"$AGENT" --role=ib-fabric --agent_id=ib-scanner --server="$GRPC" --ib_tool_outputs="$WORK/ib" \
+  --interval=1s --log_state_dir="$WORK/ib-state" --backoff_initial=100ms --backoff_max=1s \
+  >"$AGENT_LOGS/ib-scanner.log" 2>&1 &
+PIDS+=($!)
+
 wait_diagnosis 40 straggler_rail --culprit=host=gpu-node-003 --culprit=device=mlx5_2
+
+# The next ibdiagnet run: the spine's port 1 went down once, recovered once, counted 5 symbol
+# errors, discarded
+# 20 packets and waited for credits 1e9 ticks more (written aside and renamed, as a cron would).
+"$PY" - "$IBDB" "$WORK/ib/.next" <<'PY' || fail "cannot write the next ibdiagnet run"
+import sys
+src, dst = sys.argv[1], sys.argv[2]
+bump = {"LinkDownedCounterExt": 1, "LinkErrorRecoveryCounterExt": 1,
+        "SymbolErrorCounterExt": 5, "PortXmitDiscardsExt": 20, "PortXmitWaitExt": 10**9}
+out, header, section = [], None, None
+for line in open(src, encoding="utf-8", newline=""):
+    text = line.rstrip("\r\n")
+    if text.startswith("START_"):
+        section, header = text[6:], None
+    elif section == "PM_INFO" and header is None:
+        header = text.split(",")
+    elif section == "PM_INFO" and text.startswith("0xb0cf0e0300d33fc0,") and text.split(",")[2] == "1":
+        cells = text.split(",")
+        for name, by in bump.items():
+            i = header.index(name)
+            cells[i] = str(int(cells[i]) + by)
+        line = ",".join(cells) + line[len(text):]
+    out.append(line)
+with open(dst, "w", encoding="utf-8", newline="") as f:
+    f.write("".join(out))
+PY
+mv "$WORK/ib/.next" "$WORK/ib/ibdiagnet2.db_csv"
+
 wait_diagnosis 40 pfc_storm --culprit=host=gpu-node-002 --culprit=device=mlx5_1
 
 prom_has() {  # prom_has QUERY: the instant query returns at least one series
