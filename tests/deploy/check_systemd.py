@@ -262,7 +262,8 @@ def main():
     units = sorted(os.path.join(SYSTEMD_DIR, f) for f in os.listdir(SYSTEMD_DIR)
                    if f.endswith(".service"))
     p.check(sorted(map(os.path.basename, units)) == [
-        "railwatch-agent.service", "railwatch-switch-agent.service", "railwatchd.service"],
+        "railwatch-agent.service", "railwatch-ib-scanner.service",
+        "railwatch-switch-agent.service", "railwatchd.service"],
         "deploy/systemd", f"units: {units}")
     for unit in units:
         check_unit(p, unit, build_dir)
