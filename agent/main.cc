@@ -12,6 +12,7 @@
 #include "agent/agent.h"
 #include "agent/tls_channel.h"
 #include "collectors/ib_fabric_collector.h"
+#include "collectors/ib_source_spec.h"
 #include "collectors/link_setup.h"
 #include "collectors/lldp_collector.h"
 #include "collectors/log_collector.h"
@@ -34,13 +35,29 @@ ABSL_FLAG(absl::Duration, tls_reload_interval, absl::Minutes(1),
           "how often the --tls_* files are read again (renewed certificates without a restart)");
 ABSL_FLAG(std::string, role, "host",
           "host: this host's RDMA, ethtool, link and log signals; switch: gNMI telemetry of the "
-          "switches in --gnmi_targets; ib-fabric: the InfiniBand switches' port counters "
-          "(--ib_tool_outputs)");
+          "switches in --gnmi_targets; ib-fabric: the InfiniBand switches' port counters and the "
+          "subnet's links (--ib_source)");
 ABSL_FLAG(std::string, ib_tool_outputs, "",
           "--role=ib-fabric: directory where the site's own jobs write InfiniBand tool output "
           "(ibnetdiscover, ibnetdiscover -p, perfquery, ibqueryerrors, ibdiagnet2.db_csv), each "
-          "file told apart by its content and read again when it changes; see "
-          "docs/INFINIBAND.md");
+          "file told apart by its content and read again when it changes; the same as "
+          "--ib_source=tools:DIR; see docs/INFINIBAND.md");
+ABSL_FLAG(std::string, ib_source, "",
+          "--role=ib-fabric: where the subnet is learnt. tools:DIR (as --ib_tool_outputs), "
+          "mad:CA[:PORT] (the fabric's own MADs through libibmad from that HCA port, e.g. "
+          "mad:mlx5_0:1: discovery by directed route, every switch port's PMA counters; needs "
+          "/dev/infiniband/umad*), or sim:SPEC (a simulated fat tree scanned the same way, e.g. "
+          "sim:leaves=4,spines=2,hosts_per_leaf=8[,latency_us=20])");
+ABSL_FLAG(absl::Duration, ib_discover_interval, absl::Minutes(5),
+          "--ib_source=mad:|sim:: how often the subnet's nodes and links are discovered again "
+          "(also at once when a switch port's LinkDownedCounter moves); counters are read "
+          "every --interval");
+ABSL_FLAG(int, ib_mad_window, 4,
+          "--ib_source=mad:|sim:: MADs in flight at once (libibmad port handles, one thread "
+          "each)");
+ABSL_FLAG(absl::Duration, ib_mad_timeout, absl::Seconds(1),
+          "--ib_source=mad:: how long one try of a MAD waits for its answer (2 retries); a node "
+          "that does not answer is a problem, the scan goes on");
 ABSL_FLAG(std::string, gnmi_targets, "",
           "--role=switch: the targets file (YAML: defaults and targets with name, address, "
           "profile, sample_interval, credentials, tls); see docs/SWITCH_AGENT.md");
@@ -111,7 +128,7 @@ railwatch::ProgramInfo AgentProgram() {
                  "switches' port counters (--role=ib-fabric) and streams them to railwatchd.",
       .usage = "Usage: railwatch-agent [--server=ADDR] [--sysfs_root=DIR] [--interval=1s]\n"
                "       railwatch-agent --role=switch --gnmi_targets=FILE [--gnmi_profiles=DIR]\n"
-               "       railwatch-agent --role=ib-fabric --ib_tool_outputs=DIR",
+               "       railwatch-agent --role=ib-fabric --ib_source=tools:DIR|mad:CA[:PORT]|sim:SPEC",
       .groups =
           {
               {"Role and identity", {"role", "hostname", "agent_id"}},
@@ -126,7 +143,9 @@ railwatch::ProgramInfo AgentProgram() {
                 "log_state_dir"}},
               {"Switch collection (--role=switch; docs/SWITCH_AGENT.md)",
                {"gnmi_targets", "gnmi_profiles", "topology"}},
-              {"InfiniBand fabric (--role=ib-fabric; docs/INFINIBAND.md)", {"ib_tool_outputs"}},
+              {"InfiniBand fabric (--role=ib-fabric; docs/INFINIBAND.md)",
+               {"ib_source", "ib_tool_outputs", "ib_discover_interval", "ib_mad_window",
+                "ib_mad_timeout"}},
               {"Logging", {"log_level"}},
           },
       .epilogue = "Deployment: docs/OPERATIONS.md.",
@@ -189,17 +208,33 @@ int main(int argc, char** argv) {
   if (role == "ib-fabric") {
     options.role = railwatch::v1::AGENT_ROLE_IB_FABRIC;
     if (options.agent_id.empty()) options.agent_id = options.hostname;
+    std::string spec = absl::GetFlag(FLAGS_ib_source);
     const std::string dir = absl::GetFlag(FLAGS_ib_tool_outputs);
-    if (dir.empty()) {
-      spdlog::critical("--role=ib-fabric needs --ib_tool_outputs=DIR");
+    if (!spec.empty() && !dir.empty()) {
+      spdlog::critical("--ib_source and --ib_tool_outputs: give one (--ib_tool_outputs=DIR is "
+                       "--ib_source=tools:DIR)");
       return 2;
     }
-    // A directory that is missing now may appear (a cron job's first run): the collector
-    // fails its cycles and says why until then.
+    if (spec.empty() && !dir.empty()) spec = "tools:" + dir;
+    if (spec.empty()) {
+      spdlog::critical("--role=ib-fabric needs --ib_source=tools:DIR|mad:CA[:PORT]|sim:SPEC "
+                       "(or --ib_tool_outputs=DIR)");
+      return 2;
+    }
+    // A tools directory that is missing now may appear (a cron job's first run): the
+    // collector fails its cycles and says why until then. A CA that cannot be opened is fatal:
+    // the agent says which and why.
+    absl::StatusOr<std::unique_ptr<railwatch::IbFabricSource>> source =
+        railwatch::MakeIbFabricSource(
+            spec, {absl::GetFlag(FLAGS_ib_discover_interval), absl::GetFlag(FLAGS_ib_mad_window),
+                   absl::GetFlag(FLAGS_ib_mad_timeout)});
+    if (!source.ok()) {
+      spdlog::critical("{}", source.status().message());
+      return 2;
+    }
     collectors.push_back(std::make_unique<railwatch::IbFabricCollector>(
         railwatch::IbFabricCollector::Options{{{"agent", options.agent_id}}},
-        std::make_unique<railwatch::IbToolOutputSource>(
-            railwatch::IbToolOutputSource::Options{dir})));
+        *std::move(source)));
   } else if (role == "switch") {
     options.role = railwatch::v1::AGENT_ROLE_SWITCH;
     if (options.agent_id.empty()) options.agent_id = options.hostname;

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "benchmark/benchmark.h"
+#include "bench/counting_emitter.h"
 #include "collectors/ib_fabric_collector.h"
 #include "collectors/ib_fabric_source.h"
 #include "common/text.h"
@@ -25,18 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Counts what is sent, as the agent's batch builder would take it.
-class CountingEmitter final : public Emitter {
- public:
-  uint32_t DefineSeries(std::string_view, MetricKind, Labels, uint32_t) override { return next_++; }
-  void Counter(uint32_t, uint64_t, int64_t) override { ++points; }
-  void Gauge(uint32_t, double, int64_t) override { ++points; }
-  void Event(EventRecord) override {}
-  uint64_t points = 0;
-
- private:
-  uint32_t next_ = 0;
-};
+using bench::CountingEmitter;
 
 // A directory holding the NDR fabric's db_csv, removed with the object; ok() false when the
 // sample cannot be read.

@@ -361,9 +361,12 @@ add_executable(railwatch_ib_tests
   unit/ib/ibdiagnet_db_test.cc
   unit/ib/iblinkinfo_test.cc
   unit/ib/ibnetdiscover_test.cc
-  unit/ib/ufm_telemetry_test.cc)
+  unit/ib/ufm_telemetry_test.cc
+  unit/ib_mad_source_test.cc)
 target_include_directories(railwatch_ib_tests PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/unit/ib")
 target_compile_definitions(railwatch_ib_tests PRIVATE RAILWATCH_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-target_link_libraries(railwatch_ib_tests PRIVATE railwatch_ib_readers GTest::gtest_main
-  GTest::gmock)
+# ib_mad_source_test.cc: the scanner's MAD source on simulated fabrics, the collector's series
+# against the tool-output source's, and the libibmad transport failing to open without umad.
+target_link_libraries(railwatch_ib_tests PRIVATE railwatch_ib_readers railwatch_ib_fabric_sources
+  railwatch_test_support GTest::gtest_main GTest::gmock)
 gtest_discover_tests(railwatch_ib_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "unit;ib")

@@ -94,7 +94,9 @@ def check_build_stage(p, stage):
         words = [w for w in args.split() if not w.startswith("--")]
         copied |= {w.rstrip("/") for w in words[:-1]}
     with open(os.path.join(SOURCE_DIR, "CMakeLists.txt"), encoding="utf-8") as f:
-        subdirs = re.findall(r"^\s*add_subdirectory\((\w+)\)", f.read(), re.M)
+        # add_subdirectory(proto ${RAILWATCH_PART}): the directory is the first argument.
+        subdirs = re.findall(r"^\s*add_subdirectory\((\w+)[\s)]", f.read(), re.M)
+    p.check(len(subdirs) >= 10, WHERE, f"found only {subdirs} in CMakeLists.txt's add_subdirectory")
     for d in subdirs + ["CMakeLists.txt", "rules", "profiles"]:
         if d != "tests":
             p.check(d in copied, WHERE, f"build stage does not COPY {d}, which the build needs")
