@@ -1,5 +1,6 @@
 #include "collectors/ib_fabric_collector.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -226,6 +227,79 @@ void IbFabricCollector::EmitLinks(const IbFabricScan& scan, const NodeIndex& nod
   }
 }
 
+void IbFabricCollector::EmitGauge(Emitter& emitter, std::string_view name, Labels labels,
+                                  double value, int64_t now) {
+  std::sort(labels.begin(), labels.end(),
+            [](const Label& a, const Label& b) { return a.name < b.name; });
+  const std::string key = FormatSeries(name, labels);
+  auto [it, inserted] = gauges_.try_emplace(key);
+  if (inserted) it->second = emitter.DefineSeries(name, MetricKind::kGauge, std::move(labels));
+  emitter.Gauge(it->second, value, now);
+}
+
+void IbFabricCollector::EmitCables(const IbFabricScan& scan, const NodeIndex& nodes,
+                                   Emitter& emitter, int64_t now) {
+  // Switches' own temperatures (TEMP_SENSING) come with them.
+  for (const ib::IbdiagnetTemperature& t : scan.temperatures) {
+    const NodeRef* node = nodes.ByGuid(t.node_guid);
+    if (node == nullptr || node->type != ib::IbNodeType::kSwitch) continue;
+    std::string name = IbSwitchName(node->description);
+    if (name.empty()) name = node->guid;
+    EmitGauge(emitter, "fabric_ib_node_temperature_celsius",
+              {{"guid", node->guid}, {"switch", name}}, t.celsius, now);
+  }
+  for (const ib::IbCableRecord& cable : scan.cables) {
+    // A switch port's module; an HCA's is its host's (the host agent's optics, issue 24).
+    const NodeRef* node = nodes.ByGuid(cable.guid);
+    if (node == nullptr || node->type != ib::IbNodeType::kSwitch || cable.port <= 0) continue;
+    std::string name = IbSwitchName(node->description);
+    if (name.empty()) name = node->guid;
+    const Labels port = {{"guid", node->guid}, {"interface", std::to_string(cable.port)},
+                         {"switch", name}};
+    auto with = [&](std::initializer_list<Label> extra) {
+      Labels labels = port;
+      for (const Label& l : extra) {
+        if (!l.value.empty()) labels.push_back(l);
+      }
+      return labels;
+    };
+    EmitGauge(emitter, "fabric_ib_cable_info",
+              with({{"vendor", cable.vendor},
+                    {"part_number", cable.pn},
+                    {"serial_number", cable.sn},
+                    {"type", cable.type},
+                    {"length", cable.length}}),
+              1, now);
+    if (cable.temperature_c) {
+      EmitGauge(emitter, "fabric_ib_cable_temperature_celsius", port, *cable.temperature_c, now);
+    }
+    if (cable.thresholds.alarm_temperature_high_c) {
+      EmitGauge(emitter, "fabric_ib_cable_temperature_alarm_high_celsius", port,
+                *cable.thresholds.alarm_temperature_high_c, now);
+    }
+    const std::pair<std::string_view, const std::optional<uint32_t>*> flags[] = {
+        {"temperature", &cable.flags.latched_temperature_alarm},
+        {"voltage", &cable.flags.latched_voltage_alarm},
+        {"rx_power", &cable.flags.rx_power_alarm},
+        {"tx_bias", &cable.flags.tx_bias_alarm},
+        {"tx_power", &cable.flags.tx_power_alarm},
+        {"tx_rx_loss", &cable.flags.cdr_latched_tx_rx_loss},
+        {"tx_rx_lol", &cable.flags.latched_tx_rx_lol},
+        {"adaptive_eq_fault", &cable.flags.latched_adaptive_eq_fault},
+    };
+    for (const auto& [flag, value] : flags) {
+      if (!value->has_value()) continue;
+      EmitGauge(emitter, "fabric_ib_cable_alarm_flags", with({{"flags", std::string(flag)}}),
+                static_cast<double>(**value), now);
+    }
+    for (const auto& [lane, reading] : cable.lanes) {
+      if (!reading.rx_power_dbm) continue;
+      EmitGauge(emitter, "fabric_ib_cable_rx_power_dbm", with({{"lane", std::to_string(lane)}}),
+                *reading.rx_power_dbm, now);
+    }
+  }
+}
+
 IbFabricCollector::IbFabricCollector(Options options, std::unique_ptr<IbFabricSource> source)
     : options_(std::move(options)), source_(std::move(source)) {}
 
@@ -327,6 +401,7 @@ absl::Status IbFabricCollector::Collect(Emitter& emitter) {
   }
 
   EmitLinks(*scan, nodes, emitter, now);
+  EmitCables(*scan, nodes, emitter, now);
   emitter.Gauge(self_inputs_, scan->inputs_read, now);
   emitter.Gauge(self_unrecognised_, scan->inputs_unrecognised, now);
   emitter.Counter(self_problems_, problems_total_, now);

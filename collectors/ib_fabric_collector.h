@@ -70,6 +70,14 @@ class IbFabricCollector final : public Collector {
   // speed (fabric_rdma_port_rate_bytes_per_second), every scan.
   void EmitLinks(const IbFabricScan& scan, const ib_fabric_internal::NodeIndex& nodes,
                  Emitter& emitter, int64_t now);
+  // Each switch port's module (ibdiagnet2.cables): fabric_ib_cable_{info, temperature_celsius,
+  // temperature_alarm_high_celsius, alarm_flags, rx_power_dbm}, and each switch's temperature
+  // (db_csv's TEMP_SENSING: fabric_ib_node_temperature_celsius), every scan.
+  void EmitCables(const IbFabricScan& scan, const ib_fabric_internal::NodeIndex& nodes,
+                  Emitter& emitter, int64_t now);
+  // A gauge, defined the first time its name and labels are seen.
+  void EmitGauge(Emitter& emitter, std::string_view name, Labels labels, double value,
+                 int64_t now);
   struct Series {
     uint32_t id = 0;
     int64_t last_time = 0;
@@ -83,6 +91,7 @@ class IbFabricCollector final : public Collector {
   std::map<std::string, Saturation> saturated_;  // "switch\0guid\0port\0counter"
   std::map<std::string, uint32_t> links_;  // link info series by their labels
   std::map<std::string, uint32_t> rates_;  // port rate series by "guid\0port"
+  std::map<std::string, uint32_t> gauges_;  // EmitGauge's series by name and labels
   std::set<std::string> unplaced_logged_;  // LIDs and GUIDs said to be unplaced once
   bool self_defined_ = false;
   uint32_t self_inputs_ = 0, self_unrecognised_ = 0, self_problems_ = 0, self_unplaced_ = 0,

@@ -9,7 +9,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/text.h"
+#include "ib/ibdiagnet_cables.h"
 #include "ib/ibdiagnet_db.h"
+#include "ib/ibdiagnet_net_dump.h"
+#include "ib/ibdiagnet_pm.h"
 #include "ib/iblinkinfo.h"
 #include "ib/ibnetdiscover.h"
 #include "ib/ibqueryerrors.h"
@@ -31,10 +34,43 @@ bool LooksLikePortsLine(std::string_view line) {
   return line.find(" 0x") != std::string_view::npos;
 }
 
+// ibdiagnet's net_dump / net_dump_ext: a column header naming "IB#" / "#IB", or a row of
+// " : "-separated cells (an excerpt below its header). No other tool prints eight " : " a line.
+bool LooksLikeNetDumpLine(std::string_view line) {
+  if (line.find(" IB# ") != std::string_view::npos ||
+      line.find(" #IB ") != std::string_view::npos) {
+    return true;
+  }
+  int separators = 0;
+  for (size_t at = line.find(" : "); at != std::string_view::npos; at = line.find(" : ", at + 2)) {
+    ++separators;
+  }
+  return separators >= 8;
+}
+
+// The line after an ibdiagnet "Port=... Lid=... GUID=..." block header says which file it is:
+// `name=value` (ibdiagnet2.pm) or `Key: value` (ibdiagnet2.cables); "" when it says neither.
+std::string_view IbdiagnetBlockKind(std::string_view line) {
+  size_t i = 0;
+  while (i < line.size() && (std::islower(static_cast<unsigned char>(line[i])) ||
+                             std::isdigit(static_cast<unsigned char>(line[i])) || line[i] == '_')) {
+    ++i;
+  }
+  if (i > 0 && i < line.size() && line[i] == '=') return "ibdiagnet-pm";
+  const size_t colon = line.find(':');
+  if (colon != std::string_view::npos && colon > 0 && line.find('=') == std::string_view::npos) {
+    return "ibdiagnet-cables";
+  }
+  return "";
+}
+
 void Append(IbFabricScan& into, const IbFabricScan& from) {
   into.nodes.insert(into.nodes.end(), from.nodes.begin(), from.nodes.end());
   into.links.insert(into.links.end(), from.links.begin(), from.links.end());
   into.counters.insert(into.counters.end(), from.counters.begin(), from.counters.end());
+  into.cables.insert(into.cables.end(), from.cables.begin(), from.cables.end());
+  into.temperatures.insert(into.temperatures.end(), from.temperatures.begin(),
+                           from.temperatures.end());
   into.problems.insert(into.problems.end(), from.problems.begin(), from.problems.end());
   into.inputs_read += from.inputs_read;
   into.inputs_unrecognised += from.inputs_unrecognised;
@@ -72,8 +108,24 @@ IbFabricScan ParseIbToolOutput(std::string_view text, const std::string& path, i
     }
     out.nodes = std::move(db.nodes);
     out.links = std::move(db.links);
+    out.temperatures = std::move(db.temperatures);
     add_counters(db.counters);
     out.problems = std::move(db.problems);
+  } else if (kind == "ibdiagnet-pm") {
+    // ibdiagnet2.pm: per port one record per attribute, as db_csv's PM_INFO.
+    ib::IbdiagnetPm pm = ib::ParseIbdiagnetPm(text, path);
+    add_counters(pm.Counters());
+    out.problems = std::move(pm.problems);
+  } else if (kind == "ibdiagnet-net-dump") {
+    // ibdiagnet2.net_dump(_ext): its nodes, and each port with a known neighbour as a link.
+    ib::IbdiagnetNetDump dump = ib::ParseIbdiagnetNetDump(text, path);
+    out.links = dump.Links();
+    out.nodes = std::move(dump.nodes);
+    out.problems = std::move(dump.problems);
+  } else if (kind == "ibdiagnet-cables") {
+    ib::IbdiagnetCables cables = ib::ParseIbdiagnetCables(text, path);
+    out.cables = std::move(cables.cables);
+    out.problems = std::move(cables.problems);
   } else if (kind == "iblinkinfo") {
     ib::IblinkinfoResult r = ib::ParseIblinkinfo(text, path);
     for (ib::IblinkinfoPort& p : r.ports) out.links.push_back(std::move(p.link));
@@ -95,11 +147,31 @@ std::string IbToolOutputKind(std::string_view text) {
   // Decided by the first line that says; a shell prompt or a mail's "> " before it is no
   // obstacle because the markers are searched for, not expected on line 1.
   size_t start = 0;
+  bool after_block_header = false;  // an ibdiagnet "Port=..." line: the next line says which
   while (start < text.size()) {
     size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
     std::string_view line = text.substr(start, end - start);
     start = end + 1;
+    // ibdiagnet's .pm and .cables: "Port=1 Lid=0x00b4 GUID=0x... [Device=...] Port Name=...",
+    // dashes, then the block's values.
+    std::string_view bare = line;
+    while (!bare.empty() && (bare.front() == ' ' || bare.front() == '\t' || bare.front() == '\r')) {
+      bare.remove_prefix(1);
+    }
+    while (!bare.empty() && (bare.back() == ' ' || bare.back() == '\t' || bare.back() == '\r')) {
+      bare.remove_suffix(1);
+    }
+    if (bare.starts_with("Port=") && bare.find(" GUID=") != std::string_view::npos) {
+      after_block_header = true;
+      continue;
+    }
+    if (after_block_header) {
+      if (bare.empty() || bare.starts_with("---")) continue;
+      if (std::string_view kind = IbdiagnetBlockKind(bare); !kind.empty()) return std::string(kind);
+      after_block_header = false;
+    }
+    if (LooksLikeNetDumpLine(line)) return "ibdiagnet-net-dump";
     if (line.find("# Port extended counters:") != std::string_view::npos ||
         line.find("# Port counters:") != std::string_view::npos ||
         line.find("# PortRcvErrorDetails counters:") != std::string_view::npos ||

@@ -13,6 +13,8 @@
 
 #include "absl/status/statusor.h"
 #include "ib/ib_records.h"
+#include "ib/ibdiagnet_cables.h"
+#include "ib/ibdiagnet_db.h"
 
 namespace railwatch {
 
@@ -27,6 +29,10 @@ struct IbFabricScan {
     int64_t time_unix_nano = 0;
   };
   std::vector<Counters> counters;
+  // Optical modules' readings, from ibdiagnet's `ibdiagnet2.cables` (one per port block).
+  std::vector<ib::IbCableRecord> cables;
+  // Nodes' temperatures, from ibdiagnet's TEMP_SENSING (db_csv).
+  std::vector<ib::IbdiagnetTemperature> temperatures;
   // Problems in the inputs (file:line:column); the rest of the scan is kept.
   std::vector<ib::IbProblem> problems;
   // Inputs read this scan, and inputs skipped because nothing recognised them.
@@ -42,7 +48,7 @@ class IbFabricSource {
 
 // The text InfiniBand tools print, in files a site's own cron jobs drop into one directory
 // (`ibnetdiscover > fabric.topo`, `perfquery -x -l <lid> ...`, `ibqueryerrors`, ibdiagnet's
-// `ibdiagnet2.db_csv`): each regular
+// `ibdiagnet2.db_csv`, `.pm`, `.net_dump`, `.net_dump_ext` and `.cables`): each regular
 // file is told apart by its content, parsed with the readers of ib/, and re-read only when its
 // modification time or size changes. Files over `max_file_bytes` are skipped with a problem.
 class IbToolOutputSource final : public IbFabricSource {
@@ -73,7 +79,8 @@ IbFabricScan ParseIbToolOutput(std::string_view text, const std::string& source,
 
 // What a text is, told by the first lines that say (a prompt line or a mail quote before them
 // is skipped): "ibnetdiscover", "ibnetdiscover-ports", "perfquery", "ibqueryerrors",
-// "ibdiagnet-db", "iblinkinfo", or "".
+// "ibdiagnet-db", "ibdiagnet-pm", "ibdiagnet-cables", "ibdiagnet-net-dump" (net_dump and
+// net_dump_ext), "iblinkinfo", or "".
 std::string IbToolOutputKind(std::string_view text);
 
 }  // namespace railwatch

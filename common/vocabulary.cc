@@ -474,6 +474,32 @@ const std::vector<MetricSpec>& Table() {
        "and port GUID, or the peer switch and its port number), neighbor_guid, width and speed "
        "(4x, HDR). The fabric map's InfiniBand facts (docs/TOPOLOGY.md).",
        {}},
+      {"fabric_ib_node_temperature_celsius", G, "degrees Celsius",
+       "An InfiniBand switch's temperature as its sensor reports it (ibdiagnet's TEMP_SENSING), "
+       "labels switch and guid.",
+       {}},
+      {"fabric_ib_cable_temperature_celsius", G, "degrees Celsius",
+       "The temperature of the cable module (transceiver or active cable end) in an InfiniBand "
+       "switch port, from its own diagnostics (ibdiagnet2.cables Temperature).",
+       {}},
+      {"fabric_ib_cable_temperature_alarm_high_celsius", G, "degrees Celsius",
+       "The module's own high-temperature alarm threshold (ibdiagnet2.cables "
+       "AlarmTemperatureHighThresh): what fabric_ib_cable_temperature_celsius is compared with.",
+       {}},
+      {"fabric_ib_cable_alarm_flags", G, "",
+       "The module's latched alarm and warning flags as its register reads (ibdiagnet2.cables: "
+       "label flags = temperature, voltage, rx_power, tx_bias, tx_power, tx_rx_loss, "
+       "tx_rx_lol, adaptive_eq_fault); 0 while none is set.",
+       {}},
+      {"fabric_ib_cable_rx_power_dbm", G, "dBm",
+       "Optical power the module in an InfiniBand switch port receives on one lane (label "
+       "lane), in dBm; absent where the module reports none (ibdiagnet's -999.999 mW).",
+       {}},
+      {"fabric_ib_cable_info", G, "",
+       "Always 1; the module in an InfiniBand switch port: labels vendor, part_number, "
+       "serial_number, type and length as it reports them. One serial number on two ports is a "
+       "twin-port module: a fault in it takes both ports.",
+       {}},
       {"fabric_lldp_neighbor_mismatch", G, "",
        "1 while the LLDP neighbour a switch port reports is not the host NIC or switch port "
        "the topology file puts there (a miswired cable or a stale file), 0 while it matches. "

@@ -101,6 +101,24 @@ def infiniband():
               "playbooks read no rate from them.",
               [target(f"{selector('fabric_rdma_counter_saturated', PORTS)} == 1",
                       instant=True, table=True)], hidden_columns=["Value"]),
+        row("Cable modules"),
+        timeseries("Switch temperatures", "Each switch's own temperature (ibdiagnet's "
+                   "TEMP_SENSING): one switch far above its peers has a cooling problem.",
+                   [target(f"max by (switch, guid) ({selector('fabric_ib_node_temperature_celsius', PORTS)})",
+                           "{{switch}} {{guid}}")], unit="celsius", width=24),
+        table("Module temperatures", "Each switch port's module (ibdiagnet2.cables): its "
+              "temperature and the high-temperature alarm threshold it declares itself; within "
+              "5 °C of it is ib_cable_hot.",
+              [target(f"{selector('fabric_ib_cable_temperature_celsius', PORTS)}",
+                      instant=True, table=True),
+               target(f"{selector('fabric_ib_cable_temperature_alarm_high_celsius', PORTS)}",
+                      instant=True, table=True)],
+              width=12, merge=True, rename={"Value #A": "°C", "Value #B": "alarm at °C"}),
+        table("Module alarm flags set", "Latched alarm and warning flags a module reports "
+              "(ib_cable_alarm): receive power, transmit bias or power, temperature, voltage, "
+              "loss of signal or lock.",
+              [target(f"{selector('fabric_ib_cable_alarm_flags', PORTS)} > 0",
+                      instant=True, table=True)], width=12),
         row("The scanner"),
         timeseries("Inputs and unplaced records", "Tool outputs read per scan, those no "
                    "reader recognised, and counters of LIDs or GUIDs no topology names "

@@ -6,16 +6,13 @@
 #include "ib/ib_text.h"
 #include "ib/ibdiagnet_db.h"
 #include "ib/ibdiagnet_db_internal.h"
+#include "ib/ibdiagnet_pm_names.h"
 
 namespace railwatch::ib {
 namespace {
 
 constexpr std::array<std::string_view, 5> kRecordSections = {"NODES", "PORTS", "LINKS", "PM_INFO",
                                                              "TEMP_SENSING"};
-
-// A 64-bit counter this large would take centuries to reach; ibdiagnet prints such values
-// (2^64 - 40) when firmware reports garbage, and a rate from one would be nonsense.
-constexpr uint64_t kImplausible64 = uint64_t{1} << 63;
 
 std::string Where(std::string_view source, const DbCsvSection& section, size_t row) {
   return Cat(source, ":", section.row_lines[row], ":1");
@@ -115,53 +112,13 @@ void ReadLinks(std::string_view source, const DbCsvSection& s, IbdiagnetDb& db) 
   }
 }
 
-// PM_INFO's column names that differ from the PMA field names the records use.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kPmRenames = {{
-    {"PortUniCastXmitPkts", "PortUnicastXmitPkts"},
-    {"PortUniCastRcvPkts", "PortUnicastRcvPkts"},
-    {"PortMultiCastXmitPkts", "PortMulticastXmitPkts"},
-    {"PortMultiCastRcvPkts", "PortMulticastRcvPkts"},
-    {"PortMalformedPacketErrors", "PortMalformedPktErrors"},
-}};
-
-// Which attribute a PM_INFO column comes from, and the counter's PMA name; nullopt for the
-// columns that are not PMA counters (GUIDs, retransmission rates).
-std::optional<std::pair<PmaAttribute, std::string>> PmColumn(std::string_view column) {
-  std::string_view name = column;
-  bool extended = false;
-  for (std::string_view suffix : {"Extended", "Ext"}) {
-    if (name.ends_with(suffix)) {
-      name.remove_suffix(suffix.size());
-      extended = true;
-      break;
-    }
-  }
-  for (const auto& [from, to] : kPmRenames) {
-    if (name == from) name = to;
-  }
-  const std::string canonical(name);
-  if (extended) return std::pair{PmaAttribute::kPortCountersExtended, canonical};
-  if (PmaCounterWidth(PmaAttribute::kPortCounters, name) > 0) {
-    return std::pair{PmaAttribute::kPortCounters, canonical};
-  }
-  if (PmaCounterWidth(PmaAttribute::kPortCountersExtended, name) > 0) {
-    return std::pair{PmaAttribute::kPortCountersExtended, canonical};
-  }
-  if (PmaCounterWidth(PmaAttribute::kPortRcvErrorDetails, name) > 0) {
-    return std::pair{name.ends_with("Discards") ? PmaAttribute::kPortXmitDiscardDetails
-                                                : PmaAttribute::kPortRcvErrorDetails,
-                     canonical};
-  }
-  return std::nullopt;
-}
-
 void ReadPmInfo(std::string_view source, const DbCsvSection& s, IbdiagnetDb& db) {
   std::map<uint64_t, std::string> descriptions;
   for (const IbNode& node : db.nodes) {
     if (node.guid.value) descriptions.emplace(*node.guid.value, node.description);
   }
-  std::vector<std::optional<std::pair<PmaAttribute, std::string>>> columns;
-  for (const std::string& h : s.header) columns.push_back(PmColumn(h));
+  std::vector<std::optional<IbdiagnetPmName>> columns;
+  for (const std::string& h : s.header) columns.push_back(IbdiagnetPmCounter(h));
   const ColumnIndex c(s);
   constexpr std::array<PmaAttribute, 4> kAttributes = {
       PmaAttribute::kPortCounters, PmaAttribute::kPortCountersExtended,
@@ -186,10 +143,11 @@ void ReadPmInfo(std::string_view source, const DbCsvSection& s, IbdiagnetDb& db)
     }
     for (size_t col = 0; col < columns.size() && col < row.size(); ++col) {
       if (!columns[col]) continue;
-      const auto& [attribute, name] = *columns[col];
+      const PmaAttribute attribute = columns[col]->attribute;
+      const std::string& name = columns[col]->name;
       const std::optional<uint64_t> value = ParseUnsigned(row[col]);
       if (!value) continue;  // N/A, -1: not supported, so absent
-      if (attribute == PmaAttribute::kPortCountersExtended && *value >= kImplausible64) {
+      if (attribute == PmaAttribute::kPortCountersExtended && *value >= kImplausibleCounter64) {
         db.problems.push_back(
             {Where(source, s, i),
              Cat(s.header[col], " = ", *value, " is implausible for a 64-bit counter; dropped")});

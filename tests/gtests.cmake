@@ -358,7 +358,10 @@ gtest_discover_tests(railwatch_spool_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABEL
 add_executable(railwatch_ib_tests
   unit/ib/counters_test.cc
   unit/ib/host_status_test.cc
+  unit/ib/ibdiagnet_cables_test.cc
   unit/ib/ibdiagnet_db_test.cc
+  unit/ib/ibdiagnet_net_dump_test.cc
+  unit/ib/ibdiagnet_pm_test.cc
   unit/ib/iblinkinfo_test.cc
   unit/ib/ibnetdiscover_test.cc
   unit/ib/ufm_telemetry_test.cc

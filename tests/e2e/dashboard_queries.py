@@ -43,6 +43,8 @@ OPTIONAL = {
     ("railwatch-self", "Alertmanager queue and last success", None): NO_ALERTMANAGER,
     ("railwatch-infiniband", "Ports slower than their switch's fastest", None):
         "every switch port of the real NDR fabric the scanner reads here runs 4x NDR",
+    ("railwatch-infiniband", "Module alarm flags set", None):
+        "the real ibdiagnet2.cables modules have no alarm or warning flag set",
     ("railwatch-infiniband", "Counters stuck at all ones", None):
         "the real db_csv's 32-bit PortXmitData/Wait sit at all ones, but the 64-bit Extended "
         "columns of the same rows are read instead (the wider wins), so nothing is stuck",

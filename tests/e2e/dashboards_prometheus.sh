@@ -6,7 +6,8 @@
 # gpu-node-002/mlx5_1 starts a PFC storm at 24 s; railwatchd --topology; one switch agent and
 # a host agent per host; one more host agent (gpu-node-101) tailing real nccl-tests output; a
 # client that sends railwatchd a malformed Ingest message; an InfiniBand fabric scanner
-# reading a real NDR fabric's ibdiagnet2.db_csv (tests/fixtures/ib), rewritten once with one
+# reading a real NDR fabric's ibdiagnet2.db_csv and .cables (tests/fixtures/ib), the db_csv
+# rewritten once with one
 # switch port's errors, discards and credit waits grown. Debian's Prometheus scrapes
 # railwatchd every second. Then dashboard_queries.py runs every query of every dashboard
 # through Prometheus's HTTP API and checks what some panels show; the exposition must pass
@@ -85,6 +86,8 @@ PY
 mkdir -p "$WORK/ib"
 IBDB=$SRC/tests/fixtures/ib/db_csv_01_ndr_quantum2_mqm9700_272nodes_full_run_complete.db_csv
 cp "$IBDB" "$WORK/ib/ibdiagnet2.db_csv"
+cp "$SRC/tests/fixtures/ib/ibdiagnet2_cables_01_ndr_osfp_sr8_800g_twin_port_switch_side_excerpt.txt" \
+  "$WORK/ib/ibdiagnet2.cables"
 "$AGENT" --role=ib-fabric --agent_id=ib-scanner --server="$GRPC" --ib_tool_outputs="$WORK/ib" \
   --interval=1s --log_state_dir="$WORK/ib-state" --backoff_initial=100ms --backoff_max=1s \
   >"$AGENT_LOGS/ib-scanner.log" 2>&1 &

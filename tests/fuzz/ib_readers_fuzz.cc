@@ -1,10 +1,11 @@
 // libFuzzer target for the InfiniBand readers (ib/): any bytes go through every reader
 // (ibnetdiscover and its -p report, perfquery, ibqueryerrors, iblinkinfo, ibstat, ibstatus,
-// ibv_devinfo, ibdiagnet's db_csv, UFM Telemetry's JSON and Prometheus), which must not crash or
-// trip a sanitizer, and what comes back must hold together: ports are port numbers, a saturated
-// counter has a width, only the data counters count 4-octet words, ibqueryerrors' "port ALL" sums
-// stay apart from its ports, db_csv rows match their headers, and every problem says where
-// (in:line:column) within the input. Seeds: tests/fixtures/ib (the real-world samples).
+// ibv_devinfo, ibdiagnet's db_csv, .pm, .cables, .net_dump and .net_dump_ext, UFM Telemetry's
+// JSON and Prometheus), which must not crash or trip a sanitizer, and what comes back must hold
+// together: ports are port numbers, a saturated counter has a width, only the data counters count
+// 4-octet words, ibqueryerrors' "port ALL" sums stay apart from its ports, db_csv rows match their
+// headers, a .pm block's records are one per attribute, a cable's "not supported" sentinel is
+// never a reading, and every problem says where (in:line:column) within the input. Seeds: tests/fixtures/ib (the real-world samples).
 //
 //   scripts/fuzz ib_readers_fuzz     (docs/FUZZING.md)
 
@@ -12,11 +13,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "ib/host_status.h"
+#include "ib/ibdiagnet_cables.h"
 #include "ib/ibdiagnet_db.h"
+#include "ib/ibdiagnet_net_dump.h"
+#include "ib/ibdiagnet_pm.h"
 #include "ib/iblinkinfo.h"
 #include "ib/ibnetdiscover.h"
 #include "ib/ibqueryerrors.h"
@@ -67,6 +72,22 @@ void CheckHost(const IbHostStatus& host) {
   }
 }
 
+// mW and mA: -999.999 is "not supported", and no power or current is negative.
+void CheckReading(const std::optional<double>& v) { Check(!v || *v >= 0); }
+
+void CheckCable(const IbCableRecord& c) {
+  Check(c.port >= 0 && c.port <= 255);
+  for (const auto& [n, lane] : c.lanes) {
+    Check(n >= 1 && n <= 16);
+    CheckReading(lane.rx_power_mw);
+    CheckReading(lane.tx_power_mw);
+    CheckReading(lane.tx_bias_ma);
+    // A dBm without its mW would be a reading taken from a sentinel line.
+    Check(!lane.rx_power_dbm || lane.rx_power_mw);
+    Check(!lane.tx_power_dbm || lane.tx_power_mw);
+  }
+}
+
 void FuzzOne(std::string_view input) {
   const long lines = 1 + std::count(input.begin(), input.end(), '\n');
 
@@ -107,6 +128,31 @@ void FuzzOne(std::string_view input) {
   for (const IbPortCounters& p : db.counters) CheckCounters(p);
   for (const IbLink& l : db.links) CheckLink(l);
   CheckProblems(db.problems, lines);
+
+  const IbdiagnetPm pm = ParseIbdiagnetPm(input, "in");
+  for (const IbdiagnetPmBlock& b : pm.blocks) {
+    Check(b.port >= 0 && b.port <= 255);
+    for (size_t i = 0; i < b.counters.size(); ++i) {
+      CheckCounters(b.counters[i]);
+      Check(b.counters[i].port == b.port && !b.counters[i].counters.empty());
+      for (size_t j = 0; j < i; ++j) Check(b.counters[j].attribute != b.counters[i].attribute);
+    }
+  }
+  CheckProblems(pm.problems, lines);
+
+  const IbdiagnetCables cables = ParseIbdiagnetCables(input, "in");
+  for (const IbCableRecord& c : cables.cables) CheckCable(c);
+  CheckProblems(cables.problems, lines);
+
+  const IbdiagnetNetDump dump = ParseIbdiagnetNetDump(input, "in");
+  for (const IbNode& n : dump.nodes) Check(n.num_ports >= 0 && n.num_ports <= 255);
+  for (const IbdiagnetNetDumpPort& p : dump.ports) {
+    Check(p.port && *p.port >= 0 && *p.port <= 255);
+    Check(!p.neighbor_port || (*p.neighbor_port >= 0 && *p.neighbor_port <= 255));
+    Check(p.speed.width_lanes >= 0 && p.speed.width_lanes <= 32);
+  }
+  for (const IbLink& l : dump.Links()) CheckLink(l);
+  CheckProblems(dump.problems, lines);
 
   for (const UfmTelemetry& ufm :
        {ParseUfmTelemetryJson(input, "in"), ParseUfmPrometheus(input, "in")}) {

@@ -206,9 +206,52 @@ TEST_F(IbFabricCollectorTest, IbdiagnetsDatabaseIsTopologyAndCountersAtOnce) {
   }
   EXPECT_EQ(spine_links, 8u);  // the spine's ports 1-8 to the 8 leaves, each on its port 63
   EXPECT_GT(links, 256u);      // and the leaves' ports to 256 HCA ports
+  // TEMP_SENSING: the spine at 46 °C, the hottest leaf at 62; HCAs' are their hosts'.
+  EXPECT_EQ(out_.GetGauge("fabric_ib_node_temperature_celsius{guid=\"0xb0cf0e0300d33fc0\","
+                          "switch=\"ib-switch-sequoia\"}"),
+            46);
+  EXPECT_EQ(out_.GetGauge("fabric_ib_node_temperature_celsius{guid=\"0xfc6a1c03008a5c00\","
+                          "switch=\"Quantum-2 Mellanox Technologies\"}"),
+            62);
+  size_t temperatures = 0;
+  for (const std::string& name : out_.names) {
+    temperatures += name.starts_with("fabric_ib_node_temperature_celsius{");
+  }
+  EXPECT_EQ(temperatures, 9u);  // the 9 switches of the 272 nodes
   // PORTS' LinkWidthActv 2 (4x) and extended speed NDR: 400 Gb/s on the spine's ports.
   EXPECT_EQ(out_.GetGauge("fabric_rdma_port_rate_bytes_per_second" + port1), 400e9 / 8);
   EXPECT_EQ(out_.GetGauge("railwatch_ib_scan_inputs{agent=\"ib-scanner\"}"), 1);
+}
+
+// ibdiagnet2.cables beside the db_csv of the same fabric: each switch port's module as series,
+// placed by the block's GUID through the db_csv's NODES (one leaf of the 272-node NDR fabric).
+TEST_F(IbFabricCollectorTest, CableModulesOfSwitchPortsBecomeSeries) {
+  Write("ibdiagnet2.db_csv", Fixture("db_csv_01_ndr_quantum2_mqm9700_272nodes_full_run_complete.db_csv"), 4000);
+  Write("ibdiagnet2.cables", Fixture("ibdiagnet2_cables_01_ndr_osfp_sr8_800g_twin_port_switch_side_excerpt.txt"), 4001);
+  // An HCA's module: its host's (issue 24), not the scanner's.
+  Write("hca.cables", Fixture("ibdiagnet2_cables_02_ndr_hca_osfp_sr4_400g_rx_power_sentinel_block.txt"), 4002);
+  ASSERT_TRUE(collector_->Collect(out_).ok());
+  const std::string leaf = "guid=\"0xb0cf0e0300e5b940\",interface=\"1\",switch=\"Quantum-2 Mellanox Technologies\"";
+  EXPECT_EQ(out_.GetGauge("fabric_ib_cable_temperature_celsius{" + leaf + "}"), 58);
+  EXPECT_EQ(out_.GetGauge("fabric_ib_cable_temperature_alarm_high_celsius{" + leaf + "}"), 80);
+  EXPECT_EQ(out_.GetGauge("fabric_ib_cable_alarm_flags{flags=\"rx_power\"," + leaf + "}"), 0);
+  // The twin-port OSFP: one serial number on ports 1 and 2.
+  size_t twins = 0, rx_power = 0;
+  for (const std::string& name : out_.names) {
+    if (name.starts_with("fabric_ib_cable_info{") &&
+        name.find("serial_number=\"G2430283435\"") != std::string::npos) {
+      ++twins;
+      EXPECT_NE(name.find("part_number=\"OSFP-SR8-800G\""), std::string::npos) << name;
+      EXPECT_NE(name.find("vendor=\"FS\""), std::string::npos) << name;
+    }
+    rx_power += name.starts_with("fabric_ib_cable_rx_power_dbm{");
+    if (name.starts_with("fabric_ib_cable")) {
+      EXPECT_EQ(name.find("0x5c25730300d0dc72"), std::string::npos) << "an HCA's module: " << name;
+    }
+  }
+  EXPECT_EQ(twins, 2u);
+  // Every lane prints -999.999 mW (not supported): no receive power, never a zero.
+  EXPECT_EQ(rx_power, 0u);
 }
 
 TEST(IbToolOutputKind, EachToolIsToldApartByItsContent) {
@@ -227,6 +270,79 @@ TEST(IbToolOutputKind, EachToolIsToldApartByItsContent) {
   EXPECT_EQ(IbToolOutputKind(Fixture("db_csv_02_ndr_skip_run_args_header_and_nodes_section_excerpt.db_csv")),
             "ibdiagnet-db");
   EXPECT_EQ(IbToolOutputKind("Sat Nov 28 01:00:00 UTC 2026\n"), "");
+}
+
+TEST(IbToolOutputKind, IbdiagnetsPmCablesAndNetDumpAreToldApartByTheirContent) {
+  // .pm and .cables share their header and block lines; the first line of a block says which.
+  EXPECT_EQ(IbToolOutputKind(Fixture("ibdiagnet2_pm_01_ndr_mqm9700_spine_ports1-2_hex_counters_excerpt.txt")),
+            "ibdiagnet-pm");
+  EXPECT_EQ(IbToolOutputKind(Fixture("ibdiagnet2_pm_02_ndr_cx7_hca_saturated_symbol_rcv_errors_block.txt")),
+            "ibdiagnet-pm");
+  EXPECT_EQ(IbToolOutputKind(Fixture("ibdiagnet2_cables_01_ndr_osfp_sr8_800g_twin_port_switch_side_excerpt.txt")),
+            "ibdiagnet-cables");
+  EXPECT_EQ(IbToolOutputKind(Fixture("ibdiagnet2_cables_02_ndr_hca_osfp_sr4_400g_rx_power_sentinel_block.txt")),
+            "ibdiagnet-cables");
+  EXPECT_EQ(IbToolOutputKind(Fixture("net_dump_01_ndr_quantum2_leaf_lid24_fec_modes_down_ports_excerpt.txt")),
+            "ibdiagnet-net-dump");
+  EXPECT_EQ(IbToolOutputKind(Fixture("net_dump_ext_01_ndr_header_ber_columns_empty_switch_lid24_excerpt.txt")),
+            "ibdiagnet-net-dump");
+  // An excerpt without the column header: its "CA : ... : 0x..." rows are not a -p report's.
+  EXPECT_EQ(IbToolOutputKind(Fixture("net_dump_ext_02_ndr_hca_pci_labels_and_spine_desc_with_colon_tail.txt")),
+            "ibdiagnet-net-dump");
+}
+
+TEST(ParseIbToolOutput, IbdiagnetsPmNetDumpAndCablesFillTheScan) {
+  const IbFabricScan pm = ParseIbToolOutput(
+      Fixture("ibdiagnet2_pm_02_ndr_cx7_hca_saturated_symbol_rcv_errors_block.txt"), "ibdiagnet2.pm",
+      7000);
+  EXPECT_EQ(pm.inputs_read, 1);
+  EXPECT_TRUE(pm.problems.empty());
+  ASSERT_EQ(pm.counters.size(), 4u);  // one record per attribute
+  bool wait = false;
+  for (const IbFabricScan::Counters& c : pm.counters) {
+    EXPECT_EQ(c.time_unix_nano, 7000);
+    EXPECT_EQ(c.port.guid.value, 0x5c25730300f3df50u);
+    if (auto it = c.port.counters.find("PortXmitWait");
+        it != c.port.counters.end() && c.port.attribute == ib::PmaAttribute::kPortCountersExtended) {
+      EXPECT_EQ(it->second.value, 6708572582u);
+      wait = true;
+    }
+  }
+  EXPECT_TRUE(wait);
+
+  const IbFabricScan dump = ParseIbToolOutput(
+      Fixture("net_dump_01_ndr_quantum2_leaf_lid24_fec_modes_down_ports_excerpt.txt"),
+      "ibdiagnet2.net_dump", 7000);
+  EXPECT_EQ(dump.inputs_read, 1);
+  ASSERT_EQ(dump.nodes.size(), 1u);
+  EXPECT_EQ(dump.nodes[0].type, ib::IbNodeType::kSwitch);
+  ASSERT_EQ(dump.links.size(), 34u);  // the 65 ports less the 31 down
+  const ib::IbLink& uplink = dump.links[32];  // 1/32/1, the 33rd up port
+  EXPECT_EQ(uplink.local.port, 63);
+  ASSERT_TRUE(uplink.peer.has_value());
+  EXPECT_EQ(uplink.peer->node_guid.value, 0xb0cf0e0300d33fc0u);
+  EXPECT_EQ(uplink.speed.aggregate_gbps(), 400);
+
+  const IbFabricScan cables = ParseIbToolOutput(
+      Fixture("ibdiagnet2_cables_01_ndr_osfp_sr8_800g_twin_port_switch_side_excerpt.txt"),
+      "ibdiagnet2.cables", 7000);
+  EXPECT_EQ(cables.inputs_read, 1);
+  ASSERT_EQ(cables.cables.size(), 2u);
+  EXPECT_EQ(cables.cables[0].sn, cables.cables[1].sn);
+  EXPECT_EQ(cables.cables[1].port, 2);
+  EXPECT_TRUE(cables.counters.empty());
+}
+
+TEST_F(IbFabricCollectorTest, IbdiagnetsCablesAreKeptWhenTheirFileIsUnchanged) {
+  Write("ibdiagnet2.cables",
+        Fixture("ibdiagnet2_cables_02_ndr_hca_osfp_sr4_400g_rx_power_sentinel_block.txt"), 5000);
+  IbToolOutputSource source(IbToolOutputSource::Options{dir_.string()});
+  for (int scan = 0; scan < 2; ++scan) {
+    absl::StatusOr<IbFabricScan> s = source.Scan();
+    ASSERT_TRUE(s.ok()) << s.status();
+    ASSERT_EQ(s->cables.size(), 1u) << scan;
+    EXPECT_EQ(s->cables[0].sn, "G2420461167");
+  }
 }
 
 TEST(IbSwitchName, NvidiaNodeDescriptionsGiveTheHostname) {

@@ -35,7 +35,8 @@ TEST(LoadPlaybooks, ShippedRulesLoadCleanly) {
                          "link_degradation", "straggler_rail", "ecn_misconfiguration",
                          "roce_retransmissions", "wrong_traffic_class", "nic_gone", "topology_mismatch",
                          "nccl_failure", "ib_congestion", "ib_transmit_discards",
-                         "ib_link_downtrained", "ib_link_ber"));
+                         "ib_link_downtrained", "ib_link_ber", "ib_cable_hot",
+                         "ib_cable_alarm"));
   auto it = std::find_if(r.playbooks.begin(), r.playbooks.end(),
                          [](const Playbook& p) { return p.name == "link_flap"; });
   ASSERT_NE(it, r.playbooks.end());

@@ -33,6 +33,23 @@ inline const IbCounter& CounterOf(const IbPortCounters& port, const std::string&
   return it->second;
 }
 
+// The text with every line ending in CR LF, as a Windows editor or a PuTTY log leaves it.
+inline std::string Crlf(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n') out.push_back('\r');
+    out.push_back(c);
+  }
+  return out;
+}
+
+// The 1-based line of byte `offset` of `text`.
+inline int LineOf(const std::string& text, size_t offset) {
+  int line = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) line += text[i] == '\n';
+  return line;
+}
+
 // All problems, one per line, for a failure message.
 inline std::string ProblemsText(const std::vector<IbProblem>& problems) {
   std::string all;
