@@ -68,6 +68,43 @@ IbdiagnetBlockLine ClassifyBlockLine(std::string_view stripped) {
   return IbdiagnetBlockLine::kValue;
 }
 
+IbdiagnetBlockCursor::Step IbdiagnetBlockCursor::Next(const TextLine& line,
+                                                      std::string_view stripped,
+                                                      ProblemSink& problems) {
+  last_ = line;
+  switch (ClassifyBlockLine(stripped)) {
+    case IbdiagnetBlockLine::kBlank:
+      open_ = false;
+      return Step::kSkip;
+    case IbdiagnetBlockLine::kComment:
+    case IbdiagnetBlockLine::kDashes:
+      return Step::kSkip;
+    case IbdiagnetBlockLine::kHeader:
+      return Step::kHeader;
+    case IbdiagnetBlockLine::kValue:
+      break;
+  }
+  if (skipping_) return Step::kSkip;  // the lines of a block whose header did not read
+  if (!open_) {
+    problems.Add(line, stripped, "not inside a port block (no Port= line before it); skipped");
+    return Step::kSkip;
+  }
+  return Step::kValue;
+}
+
+void IbdiagnetBlockCursor::Opened(bool header_read, int line_number) {
+  skipping_ = !header_read;
+  open_ = header_read;
+  if (header_read) header_line_ = line_number;
+}
+
+void IbdiagnetBlockCursor::Finish(ProblemSink& problems) const {
+  if (!open_) return;
+  problems.Add(last_, last_.text.substr(last_.text.size()),
+               Cat("the input ends inside the block of line ", header_line_,
+                   " (no blank line after it): cut short? what it printed is kept"));
+}
+
 bool IsNotAvailable(std::string_view value) {
   value = StripBlanks(value);
   return value.empty() || value == "N/A" || value == "NA";

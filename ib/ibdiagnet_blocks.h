@@ -42,6 +42,27 @@ bool IsDashLine(std::string_view text);
 enum class IbdiagnetBlockLine { kBlank, kComment, kDashes, kHeader, kValue };
 IbdiagnetBlockLine ClassifyBlockLine(std::string_view stripped);
 
+// Where a block reader is in its input, and what each line is for it: the loop the .pm and
+// .cables readers share. A blank line ends the open block; a header starts one (the reader
+// reads it and says whether it did, Opened); a value line belongs to the open block, is skipped
+// in a block whose header did not read, and is a problem outside any block.
+class IbdiagnetBlockCursor {
+ public:
+  enum class Step { kSkip, kHeader, kValue };
+  Step Next(const TextLine& line, std::string_view stripped, ProblemSink& problems);
+  void Opened(bool header_read, int line_number);
+  void Closed() { open_ = false; }
+  // At the end of the input: a problem when a block is still open (every block ends with a
+  // blank line; one that does not was cut short).
+  void Finish(ProblemSink& problems) const;
+
+ private:
+  bool open_ = false;      // a block header seen and no blank line since
+  bool skipping_ = false;  // in a block whose header did not read
+  int header_line_ = 0;
+  TextLine last_;
+};
+
 // ibdiagnet's "not available": N/A, NA (the .pm), empty.
 bool IsNotAvailable(std::string_view value);
 

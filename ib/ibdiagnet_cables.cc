@@ -77,34 +77,19 @@ class CablesReader {
       : out_(out), problems_(source, &out->problems) {}
 
   void Read(const TextLine& line) {
-    last_ = line;
     const std::string_view text = StripBlanks(line.text);
-    switch (ClassifyBlockLine(text)) {
-      case IbdiagnetBlockLine::kBlank:
-        open_ = false;
-        return;
-      case IbdiagnetBlockLine::kComment:
-      case IbdiagnetBlockLine::kDashes:
-        return;
-      case IbdiagnetBlockLine::kHeader:
+    switch (cursor_.Next(line, text, problems_)) {
+      case IbdiagnetBlockCursor::Step::kHeader:
         return StartBlock(line, text);
-      case IbdiagnetBlockLine::kValue:
-        break;
+      case IbdiagnetBlockCursor::Step::kValue:
+        return ReadValue(line, text);
+      case IbdiagnetBlockCursor::Step::kSkip:
+        return;
     }
-    if (skipping_) return;
-    if (!open_) {
-      problems_.Add(line, text, "not inside a port block (no Port= line before it); skipped");
-      return;
-    }
-    ReadValue(line, text);
   }
 
   void Finish() {
-    if (cable_ && open_) {
-      problems_.Add(last_, last_.text.substr(last_.text.size()),
-                    Cat("the input ends inside the block of line ", header_line_,
-                        " (no blank line after it): cut short? what it printed is kept"));
-    }
+    if (cable_) cursor_.Finish(problems_);
     Close();
   }
 
@@ -112,7 +97,7 @@ class CablesReader {
   void StartBlock(const TextLine& line, std::string_view text) {
     Close();
     std::optional<IbdiagnetPortHeader> header = ReadIbdiagnetPortHeader(line, text, problems_);
-    skipping_ = !header;
+    cursor_.Opened(header.has_value(), line.number);
     if (!header) return;
     cable_.emplace();
     cable_->port = header->port;
@@ -120,14 +105,12 @@ class CablesReader {
     cable_->guid = std::move(header->guid);
     cable_->port_name = std::move(header->port_name);
     cable_->where = problems_.Where(line);
-    header_line_ = line.number;
-    open_ = true;
   }
 
   void Close() {
     if (cable_) out_->cables.push_back(std::move(*cable_));
     cable_.reset();
-    open_ = false;
+    cursor_.Closed();
   }
 
   // Key: value
@@ -271,10 +254,7 @@ class CablesReader {
   IbdiagnetCables* out_;
   ProblemSink problems_;
   std::optional<IbCableRecord> cable_;
-  bool open_ = false;
-  bool skipping_ = false;
-  int header_line_ = 0;
-  TextLine last_;
+  IbdiagnetBlockCursor cursor_;
 };
 
 }  // namespace

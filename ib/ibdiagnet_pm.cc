@@ -28,33 +28,22 @@ class PmReader {
   PmReader(std::string_view source, IbdiagnetPm* out)
       : out_(out), problems_(source, &out->problems) {}
   void Read(const TextLine& line) {
-    last_ = line;
     const std::string_view text = StripBlanks(line.text);
-    switch (ClassifyBlockLine(text)) {
-      case IbdiagnetBlockLine::kBlank:
-        open_ = false;
-        return;
-      case IbdiagnetBlockLine::kComment:
-      case IbdiagnetBlockLine::kDashes:
-        return;
-      case IbdiagnetBlockLine::kHeader:
+    switch (cursor_.Next(line, text, problems_)) {
+      case IbdiagnetBlockCursor::Step::kHeader:
         return StartBlock(line, text);
-      case IbdiagnetBlockLine::kValue:
-        break;
+      case IbdiagnetBlockCursor::Step::kValue:
+        return ReadValue(line, text);
+      case IbdiagnetBlockCursor::Step::kSkip:
+        return;
     }
-    if (skipping_) return;  // the lines of a block whose header did not read
-    if (!open_) {
-      problems_.Add(line, text, "not inside a port block (no Port= line before it); skipped");
-      return;
-    }
-    ReadValue(line, text);
   }
 
  private:
   void StartBlock(const TextLine& line, std::string_view text) {
     Close();
     std::optional<IbdiagnetPortHeader> header = ReadIbdiagnetPortHeader(line, text, problems_);
-    skipping_ = !header;
+    cursor_.Opened(header.has_value(), line.number);
     if (!header) return;
     block_.emplace();
     block_->port = header->port;
@@ -63,8 +52,6 @@ class PmReader {
     block_->device_id = header->device_id;
     block_->port_name = std::move(header->port_name);
     block_->where = problems_.Where(line);
-    header_line_ = line.number;
-    open_ = true;
   }
 
   // name=value
@@ -137,18 +124,13 @@ class PmReader {
   void Close() {
     if (block_) out_->blocks.push_back(std::move(*block_));
     block_.reset();
-    open_ = false;
+    cursor_.Closed();
   }
 
 
  public:
   void Finish() {
-    if (block_ && open_) {
-      // Every block ends with a blank line; one that does not was cut (a truncated copy).
-      problems_.Add(last_, last_.text.substr(last_.text.size()),
-                    Cat("the input ends inside the block of line ", header_line_,
-                        " (no blank line after it): cut short? what it printed is kept"));
-    }
+    if (block_) cursor_.Finish(problems_);
     Close();
   }
 
@@ -156,10 +138,7 @@ class PmReader {
   IbdiagnetPm* out_;
   ProblemSink problems_;
   std::optional<IbdiagnetPmBlock> block_;
-  bool open_ = false;      // a block header seen and no blank line since
-  bool skipping_ = false;  // in a block whose header did not read
-  int header_line_ = 0;
-  TextLine last_;
+  IbdiagnetBlockCursor cursor_;
 };
 
 }  // namespace
