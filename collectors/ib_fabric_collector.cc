@@ -363,8 +363,7 @@ absl::Status IbFabricCollector::Collect(Emitter& emitter) {
       const std::string key = Join({m->series, node->guid, port});
       auto [it, inserted] = readings.try_emplace(key, r);
       if (!inserted && (r.time > it->second.time ||
-                        (r.time == it->second.time &&
-                         r.value.width_bits > it->second.value.width_bits))) {
+                        (r.time == it->second.time && ib::MoreOfTheCount(r.value, it->second.value)))) {
         it->second = std::move(r);
       }
     }

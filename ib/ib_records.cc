@@ -172,6 +172,11 @@ bool IsPmaDataCounter(std::string_view name) {
   return name == "PortXmitData" || name == "PortRcvData";
 }
 
+bool MoreOfTheCount(const IbCounter& a, const IbCounter& b) {
+  if (a.value != b.value) return a.value > b.value;
+  return a.width_bits > b.width_bits;
+}
+
 IbCounter MakeCounter(PmaAttribute attribute, std::string_view name, uint64_t value) {
   IbCounter counter;
   counter.value = value;

@@ -132,6 +132,14 @@ struct IbCounter {
 
 IbCounter MakeCounter(PmaAttribute attribute, std::string_view name, uint64_t value);
 
+// Of two readings of one counter at one time from two attributes (PortCounters' 16-bit
+// SymbolErrorCounter and PortCountersExtended's 64-bit one): whether `a` holds more of the count
+// than `b`. The larger value, since both count the same events and a narrow one stops at all
+// ones; of two alike, the wider. Not simply the wider: on some HCAs the extended error counters
+// stay 0 while the narrow ones count (CATALOGUE: ibdiagnet2_pm_02's LinkDownedCounter 55 beside
+// a LinkDownedCounterExt of 0).
+bool MoreOfTheCount(const IbCounter& a, const IbCounter& b);
+
 // One port's counters from one query.
 struct IbPortCounters {
   PmaAttribute attribute = PmaAttribute::kPortCounters;

@@ -242,6 +242,106 @@ void AnalyzeLinks(const std::vector<const LogEvent*>& links, std::vector<TriageF
   findings.push_back(std::move(f));
 }
 
+// ibdiagnet2.cables: modules near their own temperature alarm or with a flag set; otherwise
+// what was read (the hottest module, twin-port modules).
+void AnalyzeCables(const std::vector<const LogEvent*>& cables,
+                   std::vector<TriageFinding>& findings) {
+  std::vector<const LogEvent*> hot, flagged;
+  const LogEvent* hottest = nullptr;
+  std::map<std::string, int> serials;
+  for (const LogEvent* e : cables) {
+    if (!e->Value("sn").empty()) ++serials[e->Value("sn")];
+    double t = 0, alarm = 0;
+    const bool has_t = absl::SimpleAtod(e->Value("temperature"), &t);
+    if (has_t && (hottest == nullptr ||
+                  t > std::stod(hottest->Value("temperature")))) {
+      hottest = e;
+    }
+    if (has_t && absl::SimpleAtod(e->Value("alarm_high"), &alarm) && t >= alarm - 5) {
+      hot.push_back(e);
+    }
+    if (!e->Value("flags").empty()) flagged.push_back(e);
+  }
+  auto module = [](const LogEvent& e) {
+    return absl::StrCat(e.Value("node"), " port ", e.Value("port"));
+  };
+  auto next = [](const LogEvent& e) {
+    return std::vector<std::string>{
+        absl::StrCat("mlxlink -d lid-", e.Value("lid").empty() ? "<lid>" : e.Value("lid"),
+                     " -p ", e.Value("port"), " -m   # the module's readings now"),
+        absl::StrCat("perfquery -x -G ", e.Value("guid"), " ", e.Value("port"),
+                     "   # the link's errors")};
+  };
+  auto add = [&](Level level, std::string title, const std::vector<const LogEvent*>& list,
+                 std::function<std::string(const LogEvent&)> what, std::string meaning) {
+    TriageFinding f;
+    f.level = level;
+    f.kind = "ib.cable";
+    f.count = static_cast<int>(list.size());
+    f.first_seen = Where(*list.front());
+    f.title = std::move(title);
+    for (size_t i = 0; i < list.size() && i < kListed; ++i) {
+      f.details.emplace_back(module(*list[i]), what(*list[i]));
+    }
+    if (list.size() > kListed) {
+      f.details.emplace_back("and", absl::StrCat(list.size() - kListed, " more modules"));
+    }
+    f.meaning = std::move(meaning);
+    f.next = next(*list.front());
+    findings.push_back(std::move(f));
+  };
+  if (!hot.empty()) {
+    add(Level::kWarning,
+        absl::StrCat("InfiniBand: ", hot.size(), " cable module", hot.size() > 1 ? "s" : "",
+                     " within 5 °C of ", hot.size() > 1 ? "their" : "its",
+                     " own temperature alarm"),
+        hot,
+        [](const LogEvent& e) {
+          return absl::StrCat(e.Value("temperature"), " °C, alarm at ", e.Value("alarm_high"),
+                              " °C (", e.Value("pn"), " ", e.Value("sn"), ")");
+        },
+        "The module (an optic or an active cable's end) declares the temperature at which it "
+        "raises its alarm; this one is close. Hot optics lose signal, then the link errors "
+        "and goes down. Check the switch's airflow and fans at that end, then the module.");
+  }
+  if (!flagged.empty()) {
+    add(Level::kWarning,
+        absl::StrCat("InfiniBand: ", flagged.size(), " cable module",
+                     flagged.size() > 1 ? "s" : "", " with alarm or warning flags set"),
+        flagged, [](const LogEvent& e) { return e.Value("flags"); },
+        "The module's own latched flags: receive power low (a dirty or damaged fibre, the far "
+        "end's transmitter), transmit bias or power out of range (an ageing laser), voltage, "
+        "temperature, loss of signal or lock. The module says it is out of its limits.");
+  }
+  if (hot.empty() && flagged.empty() && hottest != nullptr) {
+    std::vector<std::string> twins;
+    for (const auto& [sn, n] : serials) {
+      if (n > 1) twins.push_back(absl::StrCat(sn, " (", n, " ports)"));
+    }
+    TriageFinding f;
+    f.level = Level::kInfo;
+    f.kind = "ib.cable";
+    f.count = static_cast<int>(cables.size());
+    f.first_seen = Where(*cables.front());
+    f.title = absl::StrCat("InfiniBand: ", cables.size(), " cable module",
+                           cables.size() > 1 ? "s" : "",
+                           " read, none near its temperature alarm or flagged");
+    f.details.emplace_back("hottest", absl::StrCat(module(*hottest), ": ",
+                                                   hottest->Value("temperature"), " °C",
+                                                   hottest->Value("alarm_high").empty()
+                                                       ? std::string()
+                                                       : absl::StrCat(", alarm at ",
+                                                                      hottest->Value("alarm_high"),
+                                                                      " °C")));
+    if (!twins.empty()) {
+      f.details.emplace_back("twin-port modules", absl::StrJoin(twins, ", "));
+    }
+    f.meaning = "One serial number on two ports is one twin-port module: a fault in it takes "
+                "both ports.";
+    findings.push_back(std::move(f));
+  }
+}
+
 }  // namespace triage_ib
 
 bool LooksLikeIbToolOutput(std::string_view head) { return !IbToolOutputKind(head).empty(); }
@@ -266,9 +366,32 @@ std::vector<logs::LogEvent> IbToolEvents(std::string_view text, const std::strin
     }
     return line;
   };
+  // One port's attributes (PortCounters, PortCountersExtended, the details: one record each in
+  // a db_csv's PM_INFO or an ibdiagnet2.pm block, several blocks of perfquery) are one reading:
+  // merged, of two counters of one name the one that holds more of the count kept
+  // (ib::MoreOfTheCount), the later of two alike (a paste of two runs).
+  std::vector<ib::IbPortCounters> merged;
+  std::map<std::string, size_t> merged_at;
   for (const IbFabricScan::Counters& c : scan.counters) {
     const ib::IbPortCounters& p = c.port;
     if (p.all_ports || !p.port) continue;
+    const ib::IbGuid& g = p.node_guid.valid() ? p.node_guid : p.guid;
+    const std::string key = absl::StrCat(g.valid() ? ib::GuidString(g)
+                                         : p.lid   ? absl::StrCat("LID ", *p.lid)
+                                                   : p.where,
+                                         "/", *p.port);
+    auto [it, inserted] = merged_at.try_emplace(key, merged.size());
+    if (inserted) {
+      merged.push_back(p);
+      continue;
+    }
+    ib::IbPortCounters& into = merged[it->second];
+    for (const auto& [name, counter] : p.counters) {
+      auto [at, added] = into.counters.try_emplace(name, counter);
+      if (!added && !ib::MoreOfTheCount(at->second, counter)) at->second = counter;
+    }
+  }
+  for (const ib::IbPortCounters& p : merged) {
     LogEvent e;
     e.kind = "ib.port_counters";
     e.source = source;
@@ -289,6 +412,40 @@ std::vector<logs::LogEvent> IbToolEvents(std::string_view text, const std::strin
       }
     }
     e.Set("saturated", absl::StrJoin(stuck, ", "));
+    events.push_back(std::move(e));
+  }
+  for (const ib::IbCableRecord& c : scan.cables) {
+    LogEvent e;
+    e.kind = "ib.cable";
+    e.source = source;
+    e.line = line_of(c.where);
+    e.Set("node", c.port_name);
+    e.Set("guid", ib::GuidString(c.guid));
+    e.Set("lid", c.lid ? absl::StrCat(*c.lid) : "");
+    e.Set("port", absl::StrCat(c.port));
+    e.Set("pn", c.pn);
+    e.Set("sn", c.sn);
+    e.Set("temperature", c.temperature_c ? absl::StrCat(*c.temperature_c) : "");
+    e.Set("alarm_high", c.thresholds.alarm_temperature_high_c
+                            ? absl::StrCat(*c.thresholds.alarm_temperature_high_c)
+                            : "");
+    std::vector<std::string> flags;
+    const std::pair<const char*, const std::optional<uint32_t>*> registers[] = {
+        {"temperature", &c.flags.latched_temperature_alarm},
+        {"voltage", &c.flags.latched_voltage_alarm},
+        {"rx_power", &c.flags.rx_power_alarm},
+        {"tx_bias", &c.flags.tx_bias_alarm},
+        {"tx_power", &c.flags.tx_power_alarm},
+        {"tx_rx_loss", &c.flags.cdr_latched_tx_rx_loss},
+        {"tx_rx_lol", &c.flags.latched_tx_rx_lol},
+        {"adaptive_eq_fault", &c.flags.latched_adaptive_eq_fault}};
+    for (const auto& [name, value] : registers) {
+      if (value->has_value() && **value != 0) {
+        flags.push_back(absl::StrCat(name, " 0x", absl::Hex(**value)));
+      }
+    }
+    e.Set("flags", absl::StrJoin(flags, ", "));
+    e.raw = absl::StrCat(c.port_name, " ", c.pn, " ", c.sn, " ", e.Value("temperature"), "C");
     events.push_back(std::move(e));
   }
   for (const ib::IbLink& l : scan.links) {
@@ -331,7 +488,10 @@ void AnalyzeIbTools(const std::vector<logs::LogEvent>& events,
   using triage_ib::Port;
   // Names for LIDs and GUIDs from any topology among the inputs (perfquery says only a LID).
   std::map<std::string, std::string> by_lid, by_guid;
-  std::vector<const LogEvent*> links;
+  std::vector<const LogEvent*> links, cables;
+  for (const LogEvent& e : events) {
+    if (e.kind == "ib.cable") cables.push_back(&e);
+  }
   std::map<std::string, Port> ports;  // by guid|lid / port: the last reading wins
   std::vector<std::string> order;
   for (const LogEvent& e : events) {
@@ -362,8 +522,10 @@ void AnalyzeIbTools(const std::vector<logs::LogEvent>& events,
   for (const std::string& key : order) readings.push_back(ports[key]);
   if (!readings.empty()) triage_ib::AnalyzeCounters(readings, findings);
   if (!links.empty()) triage_ib::AnalyzeLinks(links, findings);
-  if (readings.empty() && links.empty()) return;
+  if (!cables.empty()) triage_ib::AnalyzeCables(cables, findings);
+  if (readings.empty() && links.empty() && cables.empty()) return;
   std::vector<std::string> parts;
+  if (!cables.empty()) parts.push_back(absl::StrCat(cables.size(), " cable modules"));
   if (!links.empty()) parts.push_back(absl::StrCat(links.size(), " port lines"));
   if (!readings.empty()) parts.push_back(absl::StrCat(readings.size(), " ports' counters"));
   context.push_back(absl::StrCat("InfiniBand tool output: ", absl::StrJoin(parts, ", ")));

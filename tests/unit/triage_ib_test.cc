@@ -2,6 +2,8 @@
 // ../shared/realworld): discards, link errors, saturated counters, credit waits and links below
 // the fabric's usual speed, with the names a topology among the inputs gives.
 
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -98,6 +100,59 @@ TEST(TriageIb, JsonSaysWhatEachInputWas) {
   ASSERT_TRUE(summary.contains("infiniband")) << r.out;
   EXPECT_EQ(summary["infiniband"][0]["kind"], "perfquery");
   EXPECT_EQ(summary["infiniband"][0]["records"], 2);
+}
+
+// ibdiagnet2.cables: two switch ports' twin-port OSFP, neither near its alarm nor flagged.
+TEST(TriageIb, CableModulesReadWithTheHottestAndTwinPortModules) {
+  TriageRun r = Triage(
+      {Fixture("ibdiagnet2_cables_01_ndr_osfp_sr8_800g_twin_port_switch_side_excerpt.txt")});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("as ibdiagnet-cables output:"));
+  const std::string read = Block(r.out, "INFO  InfiniBand: 2 cable modules read");
+  EXPECT_THAT(read, HasSubstr("58 °C, alarm at 80 °C"));
+  EXPECT_THAT(read, HasSubstr("G2430283435 (2 ports)"));
+  EXPECT_THAT(r.out, Not(HasSubstr("WARN  InfiniBand:")));
+}
+
+// The same file as a later run would print it with port 1's module hot and its receive power
+// flagged (the copy changed here, not the sample): both are warnings naming the port.
+TEST(TriageIb, AHotOrFlaggedModuleIsAWarning) {
+  std::ifstream in(Fixture("ibdiagnet2_cables_01_ndr_osfp_sr8_800g_twin_port_switch_side_excerpt.txt"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_NE(text.find("Temperature: 58C"), std::string::npos);
+  text.replace(text.find("Temperature: 58C"), 16, "Temperature: 77C");
+  text.replace(text.find("RX Power Alarm and Warning: 0x0000"), 34,
+               "RX Power Alarm and Warning: 0x0010");
+  TriageRun r = testing::Triage({"-"}, text);
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  const std::string hot =
+      Block(r.out, "WARN  InfiniBand: 1 cable module within 5 °C of its own temperature alarm");
+  EXPECT_THAT(hot, HasSubstr("port 1"));
+  EXPECT_THAT(hot, HasSubstr("77 °C, alarm at 80 °C (OSFP-SR8-800G G2430283435)"));
+  EXPECT_THAT(hot, HasSubstr("mlxlink -d lid-24 -p 1 -m"));
+  const std::string flagged =
+      Block(r.out, "WARN  InfiniBand: 1 cable module with alarm or warning flags set");
+  EXPECT_THAT(flagged, HasSubstr("rx_power 0x10"));
+}
+
+// One port's attributes are one reading: ibdiagnet2.pm's HCA block (pm_02) prints the 8- and
+// 16-bit PortCounters beside PortCountersExtended, whose LinkDownedCounter and
+// SymbolErrorCounter stay 0 on this HCA (CATALOGUE). The count is the larger: the link went
+// down 55 times and the symbol errors are stuck at 65535; the discards are the 64-bit 111911.
+TEST(TriageIb, EveryAttributeOfAPortIsOneReadingAndTheLargerCountIsKept) {
+  TriageRun r = Triage({Fixture("ibdiagnet2_pm_02_ndr_cx7_hca_saturated_symbol_rcv_errors_block.txt")});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  const std::string errors = Block(r.out, "FAIL  InfiniBand: link errors on 1 port (links went down)");
+  EXPECT_THAT(errors, HasSubstr("LinkDownedCounter 55"));
+  EXPECT_THAT(Block(r.out, "WARN  InfiniBand: counters stuck at all ones on 1 port"),
+              HasSubstr("SymbolErrorCounter 65535"));
+  EXPECT_THAT(Block(r.out, "FAIL  InfiniBand: 1 port discarded packets"),
+              HasSubstr("PortXmitDiscards 111911"));
+  // A db_csv's PM_INFO row is one record per attribute too: the 272-node NDR fabric's leaf
+  // ports went down (264 with LinkDownedCounter above 0) and discarded.
+  TriageRun db = Triage({Fixture("db_csv_01_ndr_quantum2_mqm9700_272nodes_full_run_complete.db_csv")});
+  EXPECT_THAT(db.out, HasSubstr("FAIL  InfiniBand: link errors on"));
+  EXPECT_THAT(db.out, HasSubstr("ports discarded packets on a lossless fabric"));
 }
 
 }  // namespace triage_ib_test
