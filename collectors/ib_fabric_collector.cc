@@ -277,20 +277,10 @@ void IbFabricCollector::EmitCables(const IbFabricScan& scan, const NodeIndex& no
       EmitGauge(emitter, "fabric_ib_cable_temperature_alarm_high_celsius", port,
                 *cable.thresholds.alarm_temperature_high_c, now);
     }
-    const std::pair<std::string_view, const std::optional<uint32_t>*> flags[] = {
-        {"temperature", &cable.flags.latched_temperature_alarm},
-        {"voltage", &cable.flags.latched_voltage_alarm},
-        {"rx_power", &cable.flags.rx_power_alarm},
-        {"tx_bias", &cable.flags.tx_bias_alarm},
-        {"tx_power", &cable.flags.tx_power_alarm},
-        {"tx_rx_loss", &cable.flags.cdr_latched_tx_rx_loss},
-        {"tx_rx_lol", &cable.flags.latched_tx_rx_lol},
-        {"adaptive_eq_fault", &cable.flags.latched_adaptive_eq_fault},
-    };
-    for (const auto& [flag, value] : flags) {
-      if (!value->has_value()) continue;
+    for (const auto& [flag, value] : ib::NamedFlags(cable.flags)) {
+      if (!value) continue;
       EmitGauge(emitter, "fabric_ib_cable_alarm_flags", with({{"flags", std::string(flag)}}),
-                static_cast<double>(**value), now);
+                static_cast<double>(*value), now);
     }
     for (const auto& [lane, reading] : cable.lanes) {
       if (!reading.rx_power_dbm) continue;

@@ -259,6 +259,17 @@ class CablesReader {
 
 }  // namespace
 
+std::vector<std::pair<std::string_view, std::optional<uint32_t>>> NamedFlags(const IbCableFlags& f) {
+  return {{"temperature", f.latched_temperature_alarm},
+          {"voltage", f.latched_voltage_alarm},
+          {"rx_power", f.rx_power_alarm},
+          {"tx_bias", f.tx_bias_alarm},
+          {"tx_power", f.tx_power_alarm},
+          {"tx_rx_loss", f.cdr_latched_tx_rx_loss},
+          {"tx_rx_lol", f.latched_tx_rx_lol},
+          {"adaptive_eq_fault", f.latched_adaptive_eq_fault}};
+}
+
 IbdiagnetCables ParseIbdiagnetCables(std::string_view text, std::string_view source) {
   IbdiagnetCables out;
   CablesReader reader(source, &out);

@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ib/ib_records.h"
@@ -55,6 +56,11 @@ struct IbCableFlags {
   std::optional<uint32_t> tx_bias_alarm;                 // TX Bias Alarm and Warning
   std::optional<uint32_t> tx_power_alarm;                // TX Power Alarm and Warning
 };
+
+// The flag registers by the names railwatch gives them (fabric_ib_cable_alarm_flags{flags},
+// triage): temperature, voltage, rx_power, tx_bias, tx_power, tx_rx_loss, tx_rx_lol,
+// adaptive_eq_fault; absent where the module did not print the register.
+std::vector<std::pair<std::string_view, std::optional<uint32_t>>> NamedFlags(const IbCableFlags& f);
 
 // The module's own alarm and warning thresholds.
 struct IbCableThresholds {

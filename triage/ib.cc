@@ -430,18 +430,9 @@ std::vector<logs::LogEvent> IbToolEvents(std::string_view text, const std::strin
                             ? absl::StrCat(*c.thresholds.alarm_temperature_high_c)
                             : "");
     std::vector<std::string> flags;
-    const std::pair<const char*, const std::optional<uint32_t>*> registers[] = {
-        {"temperature", &c.flags.latched_temperature_alarm},
-        {"voltage", &c.flags.latched_voltage_alarm},
-        {"rx_power", &c.flags.rx_power_alarm},
-        {"tx_bias", &c.flags.tx_bias_alarm},
-        {"tx_power", &c.flags.tx_power_alarm},
-        {"tx_rx_loss", &c.flags.cdr_latched_tx_rx_loss},
-        {"tx_rx_lol", &c.flags.latched_tx_rx_lol},
-        {"adaptive_eq_fault", &c.flags.latched_adaptive_eq_fault}};
-    for (const auto& [name, value] : registers) {
-      if (value->has_value() && **value != 0) {
-        flags.push_back(absl::StrCat(name, " 0x", absl::Hex(**value)));
+    for (const auto& [name, value] : ib::NamedFlags(c.flags)) {
+      if (value && *value != 0) {
+        flags.push_back(absl::StrCat(std::string(name), " 0x", absl::Hex(*value)));
       }
     }
     e.Set("flags", absl::StrJoin(flags, ", "));

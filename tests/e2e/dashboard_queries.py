@@ -47,7 +47,8 @@ OPTIONAL = {
         "the real ibdiagnet2.cables modules have no alarm or warning flag set",
     ("railwatch-infiniband", "Counters stuck at all ones", None):
         "the real db_csv's 32-bit PortXmitData/Wait sit at all ones, but the 64-bit Extended "
-        "columns of the same rows are read instead (the wider wins), so nothing is stuck",
+        "columns of the same rows hold the larger counts and are read instead, so nothing is "
+        "stuck",
     ("railwatch-pfc-ecn", "PFC pauses per NIC (host side)", "A"):
         "the NICs' own ethtool PFC counters: the simulator writes no ethtool statistics "
         "(docs/SIMULATOR.md); queries B and C show the same NICs from their leaf ports",
