@@ -377,9 +377,13 @@ void IbMadSource::ReadCounters(IbFabricScan& scan, bool& link_went_down) {
     const SwitchPorts& sw = topology_.switches[i];
     Read& r = reads[i];
     r.no_extended = sw.no_extended;
-    auto record = [&](ib::PmaAttribute attribute, const MadPortCounters& values, int port) {
+    // A port's two attributes carry one time: the collector then keeps, of a counter both
+    // have, the one with the larger count (ib::MoreOfTheCount), not merely the later reading
+    // (PortCounters' 32-bit PortXmitData stuck at all ones over the extended one).
+    auto record = [&](ib::PmaAttribute attribute, const MadPortCounters& values, int port,
+                      int64_t read_at) {
       IbFabricScan::Counters c;
-      c.time_unix_nano = clock_.NowNanos();
+      c.time_unix_nano = read_at;
       c.port.attribute = attribute;
       c.port.lid = sw.lid;
       c.port.node_guid = Guid(sw.guid);
@@ -393,12 +397,13 @@ void IbMadSource::ReadCounters(IbFabricScan& scan, bool& link_went_down) {
       r.counters.push_back(std::move(c));
     };
     for (int port : sw.ports) {
+      const int64_t read_at = clock_.NowNanos();
       bool complete = false;
       if (!r.no_extended) {
         absl::StatusOr<MadPortCounters> ext = Ask(
             [&](IbMadTransport& t) { return t.QueryPortCountersExtended(sw.lid, port); });
         if (ext.ok()) {
-          record(ib::PmaAttribute::kPortCountersExtended, *ext, port);
+          record(ib::PmaAttribute::kPortCountersExtended, *ext, port, read_at);
           complete = (ext->cap_mask2 & kPmaCap2AllExtended) != 0;
         } else if (ext.status().code() == absl::StatusCode::kUnimplemented) {
           r.no_extended = true;
@@ -416,7 +421,7 @@ void IbMadSource::ReadCounters(IbFabricScan& scan, bool& link_went_down) {
         r.failed_port = port;
         break;
       }
-      record(ib::PmaAttribute::kPortCounters, *basic, port);
+      record(ib::PmaAttribute::kPortCounters, *basic, port, read_at);
     }
   });
   for (size_t i = 0; i < reads.size(); ++i) {

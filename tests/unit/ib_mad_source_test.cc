@@ -239,6 +239,38 @@ TEST(IbMadSourceTest, CountersKeepTheirPmaWidthsAndSaturate) {
   EXPECT_FALSE(wide.saturated);
 }
 
+// A clock that moves on every reading, as a real one does between two MADs.
+class TickingClock final : public Clock {
+ public:
+  absl::Time Now() const override { return now_ += absl::Milliseconds(1); }
+
+ private:
+  mutable absl::Time now_ = absl::FromUnixSeconds(1'700'000'000);
+};
+
+// A port whose PortCountersExtended lacks the error counters is asked PortCounters too, a
+// moment later. Both readings carry the port's one time, so the collector keeps the counter
+// with the larger count: the 64-bit PortXmitData, not PortCounters' 32-bit one stuck at all
+// ones (which, read later, used to win).
+TEST(IbMadSourceTest, APortsTwoAttributesAreOneReadingForTheCollector) {
+  Rig rig;
+  rig.fabric->FindNode(SimLeafGuid(1))->extended_error_counters = false;
+  rig.fabric->Counters(SimLeafGuid(1), 1)["PortXmitData"] = 5'000'000'000;
+  rig.fabric->Counters(SimLeafGuid(1), 1)["SymbolErrorCounter"] = 12;
+  TickingClock clock;
+  IbFabricCollector collector(
+      {{{"agent", "ib"}}},
+      std::make_unique<IbMadSource>(IbMadSource::Options{},
+                                    std::make_unique<SimIbMadTransport>(
+                                        rig.fabric, SimIbMadTransport::Options{}),
+                                    clock));
+  testing::RecordingEmitter out;
+  ASSERT_TRUE(collector.Collect(out).ok());
+  const std::string port = "{guid=\"0x0002c90300100001\",interface=\"1\",switch=\"leaf-01\"}";
+  EXPECT_EQ(out.Get("fabric_rdma_port_transmit_bytes_total" + port), 5'000'000'000u * 4);
+  EXPECT_EQ(out.Get("fabric_rdma_symbol_errors_total" + port), 12u);
+}
+
 TEST(IbMadSourceTest, ANodeThatDoesNotAnswerIsOneProblemAndTheRestOfTheScanStands) {
   Rig rig;
   SimIbFabric::Node* spine2 = rig.fabric->FindNode(SimSpineGuid(2));
