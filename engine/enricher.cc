@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -70,7 +71,12 @@ void Enricher::Start(const Playbook& pb, const Candidate& c, int64_t now, AlertR
   };
   a.runbook_text = expand(it->second.text);
   a.commands.clear();
-  for (const std::string& cmd : it->second.commands) a.commands.push_back(expand(cmd));
+  // A command wholly in a [[section]] whose label the culprit lacks expands to nothing: it is
+  // not this incident's (an InfiniBand switch port's command on a RoCE NIC's link).
+  for (const std::string& cmd : it->second.commands) {
+    std::string e = expand(cmd);
+    if (!absl::StripAsciiWhitespace(e).empty()) a.commands.push_back(std::move(e));
+  }
 }
 
 void Enricher::Refresh(const Playbook& pb, const Candidate& c, int64_t now, AlertRecord& a) const {

@@ -101,12 +101,29 @@ void ReadLinks(std::string_view source, const DbCsvSection& s, IbdiagnetDb& db) 
   for (const IbNode& node : db.nodes) {
     if (node.guid.value) nodes.emplace(*node.guid.value, &node);
   }
+  // A CA port's own GUID from PORTS: what its host knows it by (GID 0), and so how the
+  // fabric map finds the host agent's NIC at the far end of a leaf port.
+  std::map<std::pair<uint64_t, int>, IbGuid> ca_port_guids;
+  for (const IbdiagnetPort& p : db.ports) {
+    if (!p.node_guid.value || !p.port_guid.value) continue;
+    auto node = nodes.find(*p.node_guid.value);
+    if (node != nodes.end() && node->second->type == IbNodeType::kCa) {
+      ca_port_guids.emplace(std::pair{*p.node_guid.value, p.port}, p.port_guid);
+    }
+  }
+  auto with_port_guid = [&ca_port_guids](IbLinkEnd end) {
+    if (end.node_guid.value) {
+      auto it = ca_port_guids.find({*end.node_guid.value, end.port});
+      if (it != ca_port_guids.end()) end.port_guid = it->second;
+    }
+    return end;
+  };
   const ColumnIndex c(s);
   for (size_t i = 0; i < s.rows.size(); ++i) {
     const std::vector<std::string>& row = s.rows[i];
     IbLink link;
-    link.local = EndOf(c.Get(row, "NodeGuid1"), c.Get(row, "PortNum1"), nodes);
-    link.peer = EndOf(c.Get(row, "NodeGuid2"), c.Get(row, "PortNum2"), nodes);
+    link.local = with_port_guid(EndOf(c.Get(row, "NodeGuid1"), c.Get(row, "PortNum1"), nodes));
+    link.peer = with_port_guid(EndOf(c.Get(row, "NodeGuid2"), c.Get(row, "PortNum2"), nodes));
     link.where = Where(source, s, i);
     db.links.push_back(std::move(link));
   }

@@ -25,12 +25,19 @@ const FaultKind& WrongPriorityKind();
 const FaultKind& NicGoneKind();
 const FaultKind& PacketLossKind();
 const FaultKind& NcclErrorKind();
+const FaultKind& IbSlowReceiverKind();
+const FaultKind& IbBadCableKind();
+const FaultKind& IbWidthDegradeKind();
+const FaultKind& IbLinkFlapKind();
+const FaultKind& IbXmitDiscardsKind();
 
 const std::vector<const FaultKind*>& FaultKinds() {
   static const std::vector<const FaultKind*> kinds = {
       &PfcStormKind(),      &PfcDeadlockKind(), &LinkFlapKind(),   &LinkFlapRepeatedKind(),
       &BitErrorsKind(),     &LinkDegradeKind(), &StragglerKind(),  &EcnMisconfigKind(),
       &WrongPriorityKind(), &NicGoneKind(),     &PacketLossKind(), &NcclErrorKind(),
+      &IbSlowReceiverKind(), &IbBadCableKind(), &IbWidthDegradeKind(), &IbLinkFlapKind(),
+      &IbXmitDiscardsKind(),
   };
   return kinds;
 }
@@ -94,15 +101,47 @@ std::string FaultKind::NicFields(const ScenarioFault& fault) {
 absl::Duration ScenarioFault::last_at() const { return info != nullptr ? info->LastAt(*this) : at; }
 
 std::string ScenarioFault::Where() const {
-  if (!switch_name.empty()) return switch_name;
+  if (!switch_name.empty()) {
+    return info != nullptr && info->target == FaultTarget::kSwitchPort
+               ? absl::StrCat(switch_name, "/", port)
+               : switch_name;
+  }
   return device.empty() ? host : absl::StrCat(host, "/", device);
 }
+
+absl::string_view FaultFabricName(FaultFabric f) {
+  switch (f) {
+    case FaultFabric::kRoce:
+      return "RoCE";
+    case FaultFabric::kInfiniband:
+      return "InfiniBand";
+    case FaultFabric::kAny:
+      break;
+  }
+  return "any";
+}
+
+namespace {
+
+// A kind of the other fabric: an error that says which fabric it needs.
+absl::Status CheckFabric(const FaultKind& k, bool infiniband) {
+  const FaultFabric on = infiniband ? FaultFabric::kInfiniband : FaultFabric::kRoce;
+  if (k.fabric == FaultFabric::kAny || k.fabric == on) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      k.kind, " is a fault of ", FaultFabricName(k.fabric), " fabrics, and this one is ",
+      FaultFabricName(on), k.fabric == FaultFabric::kInfiniband ? " (--fabric=ib)" : ""));
+}
+
+}  // namespace
 
 absl::Status ApplyFaultFlags(SimFaultTargets& sim) {
   for (const FaultKind* k : FaultKinds()) {
     for (const std::string& spec : k->FlagValues()) {
       absl::StatusOr<ScenarioFault> f = k->ParseFlag(spec);
       if (!f.ok()) return f.status();
+      if (absl::Status s = CheckFabric(*k, sim.infiniband); !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("--", k->flag, "=", spec, ": ", s.message()));
+      }
       if (absl::Status s = k->Apply(*f, sim); !s.ok()) return s;
     }
   }
@@ -111,7 +150,9 @@ absl::Status ApplyFaultFlags(SimFaultTargets& sim) {
 
 absl::Status ApplyScenarioFaults(const Scenario& scenario, SimFaultTargets& sim) {
   for (const ScenarioFault& f : scenario.faults) {
-    if (absl::Status s = f.info->Apply(f, sim); !s.ok()) {
+    absl::Status s = CheckFabric(*f.info, sim.infiniband);
+    if (s.ok()) s = f.info->Apply(f, sim);
+    if (!s.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat(scenario.file, ":", f.line, ": ", s.message()));
     }

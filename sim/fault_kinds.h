@@ -22,6 +22,7 @@
 #include "absl/time/time.h"
 #include "common/yaml_reader.h"
 #include "sim/fault_truth.h"
+#include "sim/ib_switches.h"
 #include "sim/switch_model.h"
 #include "sim/sysfs_fabric.h"
 
@@ -47,6 +48,7 @@ struct ScenarioFault {
   double offset_kb = 3;                               // ecn_misconfig
   double per_second = 500;                            // packet_loss
   std::string error = "timeout";                      // nccl_error: timeout | ib_completion
+  int width = 1;                                      // ib_width_degrade: lanes it trains at
   int line = 0;  // in the scenario file, 1-based (0: from a flag)
 
   // When its last effect starts (the last flap of a repeated one).
@@ -60,7 +62,16 @@ enum class FaultTarget {
   kNic,     // host + device
   kHost,    // host
   kSwitch,  // switch
+  kSwitchPort,  // switch + port (an InfiniBand switch port, numbered from 1)
 };
+
+// The fabrics a kind can happen on (docs/SIMULATOR.md "InfiniBand").
+enum class FaultFabric {
+  kAny,         // a NIC's or a host's, on either
+  kRoce,        // PFC, ECN, priorities: Ethernet's
+  kInfiniband,  // the IB switches' (sim/ib_switches.h)
+};
+absl::string_view FaultFabricName(FaultFabric f);
 
 // The registration data of a kind.
 struct FaultKindInfo {
@@ -79,12 +90,16 @@ struct FaultKindInfo {
   std::vector<absl::string_view> companion_flags;
   // Its flag needs the simulated switches (--switches), which play it.
   bool needs_switches = false;
+  FaultFabric fabric = FaultFabric::kAny;
 };
 
 // The simulated models' inputs that faults are handed to.
 struct SimFaultTargets {
   SysfsFabric::Options& hosts;
   SwitchFabric::Options& switches;
+  IbSwitchModel::Options& ib;
+  // The fabric simulated (--fabric=ib): a kind of the other fabric is refused.
+  bool infiniband = false;
 };
 
 // A mapping of a scenario file, read on common/yaml_reader.h: every problem a LoadProblem

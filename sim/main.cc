@@ -16,6 +16,7 @@
 #include "sim/fault_kinds.h"
 #include "sim/gnmi_switch.h"
 #include "sim/host_flags.h"
+#include "sim/ib_switches.h"
 #include "sim/repeated_flags.h"
 #include "sim/runner.h"
 #include "sim/scenario.h"
@@ -59,6 +60,15 @@ ABSL_FLAG(std::string, gnmi_password, "", "switches require this password (gRPC 
 ABSL_FLAG(
     double, benign_pause_rate, 2,
     "noise: benign PFC pause frames per second per leaf port, each way, on priority 3 (0: none)");
+// InfiniBand (docs/SIMULATOR.md "InfiniBand").
+ABSL_FLAG(std::string, fabric, "roce",
+          "roce: Ethernet NICs and gNMI switches; ib: InfiniBand HCAs (link layer InfiniBand), "
+          "and the switches written as ibdiagnet's db_csv into --ib_outputs for the fabric "
+          "scanner (railwatch-agent --role=ib-fabric --ib_source=tools:DIR)");
+ABSL_FLAG(std::string, ib_outputs, "",
+          "--fabric=ib: directory for the subnet's ibdiagnet2.db_csv (default <root>/../ib)");
+ABSL_FLAG(absl::Duration, ib_write_interval, absl::Seconds(1),
+          "--fabric=ib: how often the subnet's file is written again");
 ABSL_FLAG(std::vector<std::string>, lldp_miswire, {},
           "switch ports whose LLDP neighbour is another host than the topology says, SWITCH/PORT");
 
@@ -68,15 +78,27 @@ namespace {
 // the targets and topology files. Leaves both null when no switch flag is given. `so` holds the
 // faults' switch side (sim/fault_kinds.h).
 absl::Status StartSwitches(const railwatch::sim::SysfsFabric::Options& fabric,
-                           railwatch::sim::SwitchFabric::Options so, absl::Time start,
+                           railwatch::sim::SwitchFabric::Options so,
+                           railwatch::sim::IbSwitchModel::Options io, absl::Time start,
                            std::unique_ptr<railwatch::sim::SwitchFabric>& switches,
-                           std::unique_ptr<railwatch::sim::GnmiSwitchFarm>& farm) {
+                           std::unique_ptr<railwatch::sim::GnmiSwitchFarm>& farm,
+                           std::unique_ptr<railwatch::sim::IbSwitchModel>& ib) {
   namespace sim = railwatch::sim;
+  const bool infiniband = fabric.infiniband;
+  // InfiniBand switches speak no gNMI: they are always simulated, and written as files.
   const bool serve =
-      absl::GetFlag(FLAGS_switches) || !absl::GetFlag(FLAGS_switch_dialects).empty() ||
-      absl::GetFlag(FLAGS_spines) > 0 || !absl::GetFlag(FLAGS_gnmi_targets_out).empty();
+      !infiniband &&
+      (absl::GetFlag(FLAGS_switches) || !absl::GetFlag(FLAGS_switch_dialects).empty() ||
+       absl::GetFlag(FLAGS_spines) > 0 || !absl::GetFlag(FLAGS_gnmi_targets_out).empty());
   const std::string topology_out = absl::GetFlag(FLAGS_topology_out);
-  if (!serve && topology_out.empty()) {
+  if (infiniband && (!absl::GetFlag(FLAGS_switch_dialects).empty() ||
+                     !absl::GetFlag(FLAGS_gnmi_targets_out).empty() ||
+                     !absl::GetFlag(FLAGS_lldp_miswire).empty())) {
+    return absl::InvalidArgumentError(
+        "--switch_dialects, --gnmi_targets_out and --lldp_miswire are of gNMI switches; "
+        "--fabric=ib has none");
+  }
+  if (!serve && !infiniband && topology_out.empty()) {
     if (!so.storms.empty() || !so.deadlocks.empty() || !absl::GetFlag(FLAGS_lldp_miswire).empty()) {
       std::vector<std::string> flags;
       for (const sim::FaultKind* k : sim::FaultKinds()) {
@@ -94,7 +116,8 @@ absl::Status StartSwitches(const railwatch::sim::SysfsFabric::Options& fabric,
   so.nics_per_host = fabric.nics_per_host;
   so.spines = absl::GetFlag(FLAGS_spines);
   so.hosts_per_leaf = absl::GetFlag(FLAGS_hosts_per_leaf);
-  so.benign_pause_rate = absl::GetFlag(FLAGS_benign_pause_rate);
+  so.benign_pause_rate = infiniband ? 0 : absl::GetFlag(FLAGS_benign_pause_rate);
+  so.infiniband = infiniband;
   if (!(so.benign_pause_rate >= 0)) {
     return absl::InvalidArgumentError("--benign_pause_rate must be 0 or more pauses per second");
   }
@@ -111,18 +134,35 @@ absl::Status StartSwitches(const railwatch::sim::SysfsFabric::Options& fabric,
   if (!built.ok()) return built.status();
   switches = std::move(*built);
   // Each host's lldpd answer (what its agent reads), before the topology file: a runner that
-  // waits for that file finds these too.
-  if (!fabric.root.empty()) {
+  // waits for that file finds these too. InfiniBand has no LLDP: the subnet is the SM's.
+  if (!fabric.root.empty() && !infiniband) {
     if (absl::Status s = sim::WriteHostLldpFiles(fabric.root, switches->switches()); !s.ok()) {
       return s;
     }
   }
   if (!topology_out.empty()) {
     if (absl::Status s = sim::WriteTopologyFile(topology_out, switches->switches(), so.hosts,
-                                                so.nics_per_host, fabric.jobs);
+                                                so.nics_per_host, fabric.jobs, infiniband);
         !s.ok()) {
       return s;
     }
+  }
+  if (infiniband) {
+    io.link_gbps = fabric.link_gbps;
+    io.seed = fabric.seed;
+    io.ground_truth_file = fabric.ground_truth_file;
+    io.write_interval = absl::GetFlag(FLAGS_ib_write_interval);
+    io.dir = absl::GetFlag(FLAGS_ib_outputs);
+    if (io.dir.empty()) io.dir = (std::filesystem::path(fabric.root) / ".." / "ib").lexically_normal();
+    absl::StatusOr<std::unique_ptr<sim::IbSwitchModel>> model =
+        sim::IbSwitchModel::Create(std::move(io), *switches, start);
+    if (!model.ok()) return model.status();
+    ib = std::move(*model);
+    // The subnet's file exists before anyone looks for it.
+    if (absl::Status s = ib->Update(start); !s.ok()) return s;
+    spdlog::info("InfiniBand subnet: {} switches written to {} every {}",
+                 switches->switches().size(), ib->DbCsvPath(),
+                 absl::FormatDuration(absl::GetFlag(FLAGS_ib_write_interval)));
   }
   if (!serve) return absl::OkStatus();
   sim::GnmiServeOptions go;
@@ -201,6 +241,7 @@ railwatch::ProgramInfo SimProgram() {
                {"root", "hosts", "nics", "link_gbps", "job", "hosts_per_leaf", "seed", "tick",
                 "duration", "bursty"}},
               {"What each host writes", {"ethtool", "ethtool_interval", "nccl_logs"}},
+              {"InfiniBand", {"fabric", "ib_outputs", "ib_write_interval"}},
               {"Switches (gNMI)",
                {"switches", "spines", "switch_dialects", "gnmi_port_base", "gnmi_targets_out",
                 "topology_out", "gnmi_username", "gnmi_password", "benign_pause_rate"}},
@@ -248,8 +289,16 @@ int main(int argc, char** argv) {
     spdlog::critical("{}", s.message());
     return 2;
   }
+  const std::string fabric_kind = absl::GetFlag(FLAGS_fabric);
+  if (fabric_kind != "roce" && fabric_kind != "ib") {
+    spdlog::critical("--fabric={}: expected roce or ib", fabric_kind);
+    return 2;
+  }
+  o.infiniband = fabric_kind == "ib";
+  if (o.infiniband) o.ethtool = false;  // no Ethernet counters on an IB port
   railwatch::sim::SwitchFabric::Options so;
-  railwatch::sim::SimFaultTargets faults{o, so};
+  railwatch::sim::IbSwitchModel::Options io;
+  railwatch::sim::SimFaultTargets faults{o, so, io, o.infiniband};
   if (absl::Status s = ParseJobsAndFaults(faults); !s.ok()) {
     spdlog::critical("{}", s.message());
     return 2;
@@ -264,7 +313,9 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<railwatch::sim::SwitchFabric> switches;
   std::unique_ptr<railwatch::sim::GnmiSwitchFarm> farm;
-  if (absl::Status s = StartSwitches(o, std::move(so), start, switches, farm); !s.ok()) {
+  std::unique_ptr<railwatch::sim::IbSwitchModel> ib;
+  if (absl::Status s = StartSwitches(o, std::move(so), std::move(io), start, switches, farm, ib);
+      !s.ok()) {
     spdlog::critical("{}", s.message());
     return 2;
   }
@@ -287,6 +338,12 @@ int main(int argc, char** argv) {
       }
       // ON_CHANGE updates (a flap's DOWN) leave now, before the next tick can undo them.
       if (farm != nullptr) farm->Pump();
+      if (ib != nullptr) {
+        if (absl::Status s = ib->Update(now); !s.ok()) {
+          spdlog::critical("{}", s.message());
+          return 1;
+        }
+      }
     }
     next += tick;
     if (next < now) next = now;

@@ -186,9 +186,13 @@ absl::Status Run::StartFabric() {
   argv.insert(argv.end(), sim_args->begin(), sim_args->end());
   sim_start_ = absl::Now();
   if (absl::Status st = Start("railwatch-sim", argv); !st.ok()) return st;
-  if (absl::Status st =
-          WaitFor(absl::Now() + kStartTimeout, "topology and targets files from the simulator",
-                  [&] { return FileReady(paths_.topology) && FileReady(paths_.targets); });
+  const bool ib = s_.topology.infiniband;
+  const std::string switches_file =
+      ib ? absl::StrCat(paths_.ib_outputs, "/ibdiagnet2.db_csv") : paths_.targets;
+  if (absl::Status st = WaitFor(absl::Now() + kStartTimeout,
+                                ib ? "topology and InfiniBand subnet files from the simulator"
+                                   : "topology and targets files from the simulator",
+                                [&] { return FileReady(paths_.topology) && FileReady(switches_file); });
       !st.ok()) {
     return st;
   }
@@ -200,6 +204,7 @@ absl::Status Run::StartFabric() {
     }
     if (absl::Status st = Start("baseline", argv); !st.ok()) return st;
   }
+  if (ib) return absl::OkStatus();  // no gNMI targets
   try {
     targets_ = static_cast<int>(YAML::LoadFile(paths_.targets)["targets"].size());
   } catch (const YAML::Exception& e) {
@@ -235,15 +240,18 @@ absl::Status Run::StartDaemonAndAgents() {
         std::make_unique<LiveWatch>(grpc_, absl::ToUnixNanos(sim_start_),
                                     o_.jobs > 1 ? absl::StrCat("[", s_.name, "] ") : "", printer_);
   }
+  const bool ib = s_.topology.infiniband;
   std::vector<std::string> sw = {o_.agent};
-  for (const std::string& a : SwitchAgentArgs(paths_, grpc_, o_.gnmi_profiles, file)) {
+  for (const std::string& a : ib ? IbScannerArgs(paths_, grpc_)
+                                 : SwitchAgentArgs(paths_, grpc_, o_.gnmi_profiles, file)) {
     sw.push_back(a);
   }
-  if (absl::Status st = Start("switch-agent", sw); !st.ok()) return st;
+  if (absl::Status st = Start(ib ? kIbScannerId : "switch-agent", sw); !st.ok()) return st;
   for (int h = 1; h <= s_.topology.hosts; ++h) {
     const std::string host = SimHostName(h);
     std::vector<std::string> argv = {o_.agent};
-    for (const std::string& a : HostAgentArgs(paths_, grpc_, host, o_.agent_has_ethtool_dumps)) {
+    for (const std::string& a :
+         HostAgentArgs(paths_, grpc_, host, o_.agent_has_ethtool_dumps, ib)) {
       argv.push_back(a);
     }
     if (absl::Status st = Start(host, argv); !st.ok()) return st;
@@ -268,11 +276,12 @@ std::string Run::NotConnected() {
   }
   int hosts = 0, targets = 0, load = 0;
   bool switch_agent = false;
+  const std::string switch_agent_id = s_.topology.infiniband ? kIbScannerId : "switch-agent";
   for (const v1::AgentInfo& a : agents.agents()) {
     if (!a.connected()) continue;
     if (absl::StartsWith(a.agent_id(), kLoadPrefix)) {
       ++load;
-    } else if (a.agent_id() == "switch-agent") {
+    } else if (a.agent_id() == switch_agent_id) {
       switch_agent = true;
       for (const v1::TargetHealth& t : a.targets()) targets += t.connected() ? 1 : 0;
     } else {
@@ -282,7 +291,9 @@ std::string Run::NotConnected() {
   std::vector<std::string> missing;
   if (hosts < s_.topology.hosts)
     missing.push_back(absl::StrCat(hosts, " of ", s_.topology.hosts, " host agents"));
-  if (!switch_agent) missing.push_back("no switch agent");
+  if (!switch_agent) {
+    missing.push_back(s_.topology.infiniband ? "no InfiniBand fabric scanner" : "no switch agent");
+  }
   if (load < o_.load_agents)
     missing.push_back(absl::StrCat(load, " of ", o_.load_agents, " load agents"));
   if (targets < targets_)
@@ -344,7 +355,8 @@ void Run::Forever(const std::string& example_id) {
       absl::StrCat("    ", cli, " explain ", example_id.empty() ? "<ID>" : example_id),
       absl::StrCat("    ", cli, " agents"),
       absl::StrCat("    ", cli, " top"),
-      absl::StrCat("    curl -s http://", metrics_, "/metrics | grep '^fabric_pfc'"),
+      absl::StrCat("    curl -s http://", metrics_, "/metrics | grep '^",
+                   s_.topology.infiniband ? "fabric_rdma_port_transmit_wait" : "fabric_pfc", "'"),
   };
   Say(absl::StrJoin(lines, "\n"));
   while (Healthy().ok()) stop_.WaitForNotificationWithTimeout(absl::Seconds(1));
@@ -487,8 +499,9 @@ ScenarioRun Run::Play() {
   if (st.ok()) st = WaitConnected();
   if (st.ok()) {
     Say(absl::StrCat(
-        "all ", s_.topology.hosts, " host agents, the switch agent and its ", targets_,
-        " gNMI targets",
+        "all ", s_.topology.hosts, " host agents, ",
+        s_.topology.infiniband ? "the InfiniBand fabric scanner"
+                               : absl::StrCat("the switch agent and its ", targets_, " gNMI targets"),
         o_.load_agents > 0 ? absl::StrCat(" (and ", o_.load_agents, " load agents)") : "",
         " connected ", absl::StrFormat("%.1f s", setup_s_),
         " after the simulator started (its files at ", absl::StrFormat("%.1f s", files_s_),

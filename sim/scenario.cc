@@ -80,6 +80,13 @@ class ScenarioLoader {
     t.Int("hosts_per_leaf", 0, 4096, topo.hosts_per_leaf);
     t.Int("spines", 0, 64, topo.spines);
     t.Number("link_gbps", 0, 3200, true, topo.link_gbps);
+    if (std::string fabric; t.String("fabric", fabric)) {
+      if (fabric != "roce" && fabric != "ib") {
+        t.Problem("fabric", "bad-value",
+                  absl::StrCat("`fabric` must be roce or ib, not \"", fabric, "\""));
+      }
+      topo.infiniband = fabric == "ib";
+    }
     if (const YAML::Node d = t.Get("dialects"); d.IsDefined()) {
       if (!d.IsSequence() || d.size() == 0) {
         problems_.Error(
@@ -213,6 +220,9 @@ class ScenarioLoader {
       case FaultTarget::kSwitch:
         target_keys = {"switch"};
         break;
+      case FaultTarget::kSwitchPort:
+        target_keys = {"switch", "port"};
+        break;
     }
     for (const char* key : target_keys) f.Require(key);
     f.Require("at");
@@ -224,7 +234,23 @@ class ScenarioLoader {
       } else if (key == "switch" && f.String(key, fault.switch_name) &&
                  !fault.switch_name.empty()) {
         CheckName(f, "switch", fault.switch_name, SimSwitchNames(s.topology));
+      } else if (key == "port" && f.Int("port", 1, 4096, fault.port)) {
+        const int ports = SimSwitchPorts(s.topology, fault.switch_name).first;
+        if (ports > 0 && fault.port > ports) {
+          f.Problem("port", "not-in-topology",
+                    absl::StrCat(fault.switch_name, " has ports 1-", ports, ", not ", fault.port));
+        }
       }
+    }
+    if (kind.fabric != FaultFabric::kAny &&
+        (kind.fabric == FaultFabric::kInfiniband) != s.topology.infiniband) {
+      f.Problem("kind", "conflict",
+                absl::StrCat(fault.kind, " is a fault of ", FaultFabricName(kind.fabric),
+                             " fabrics; this scenario's is ",
+                             s.topology.infiniband ? "InfiniBand (`fabric: ib`)" : "RoCE",
+                             kind.fabric == FaultFabric::kInfiniband
+                                 ? " (set `fabric: ib` in `topology`)"
+                                 : ""));
     }
     f.Duration("at", fault.at);
     kind.Read(f, s, fault);

@@ -27,6 +27,9 @@ struct ScenarioTopology {
   int spines = 0;
   double link_gbps = 400;
   std::vector<std::string> dialects = {"sonic", "arista-eos"};
+  // `fabric: ib`: InfiniBand (railwatch-sim --fabric=ib): the switches are read by the fabric
+  // scanner from the simulator's ibdiagnet files, not over gNMI; `roce` (the default).
+  bool infiniband = false;
 };
 
 struct ScenarioJob {
@@ -80,6 +83,9 @@ struct Scenario {
 std::string SimHostName(int index);
 // The switches the simulator builds for a topology: leaves, then spines.
 std::vector<std::string> SimSwitchNames(const ScenarioTopology& topology);
+// How many ports switch `name` has (0: no such switch) and how many of them, the first ones,
+// face hosts (a leaf's host ports come before its uplinks; a spine has none).
+std::pair<int, int> SimSwitchPorts(const ScenarioTopology& topology, std::string_view name);
 
 // Reads and checks a scenario file. Every problem is reported, one a line, as
 // FILE:LINE:COLUMN: error[CODE]: message (common/yaml_reader.h's LoadProblem); unknown keys

@@ -16,6 +16,7 @@ RunPaths RunPathsUnder(const std::string& work) {
   p.ground_truth = work + "/truth.jsonl";
   p.topology = work + "/topology.yaml";
   p.targets = work + "/targets.yaml";
+  p.ib_outputs = work + "/ib";
   p.daemon_ready = work + "/daemon-ready.json";
   p.diagnoses = work + "/diagnoses.json";
   p.baseline_work = work + "/baseline";
@@ -34,12 +35,19 @@ absl::StatusOr<std::vector<std::string>> SimulatorArgs(const Scenario& s, const 
       absl::StrCat("--seed=", s.seed),
       absl::StrCat("--link_gbps=", t.link_gbps),
       absl::StrCat("--spines=", t.spines),
-      "--switch_dialects=" + absl::StrJoin(t.dialects, ","),
-      "--gnmi_targets_out=" + p.targets,
-      "--topology_out=" + p.topology,
-      "--ground_truth=" + p.ground_truth,
   };
   std::vector<std::string> missing;
+  if (t.infiniband) {
+    // The switches are files for the fabric scanner: no gNMI, no dialects.
+    if (!has_flag("fabric")) missing.push_back("fabric");
+    args.push_back("--fabric=ib");
+    args.push_back("--ib_outputs=" + p.ib_outputs);
+  } else {
+    args.push_back("--switch_dialects=" + absl::StrJoin(t.dialects, ","));
+    args.push_back("--gnmi_targets_out=" + p.targets);
+  }
+  args.push_back("--topology_out=" + p.topology);
+  args.push_back("--ground_truth=" + p.ground_truth);
   // Optional flags: passed when this build has them; refused only when the scenario asks for
   // something other than what a build without them does.
   auto optional = [&](const char* flag, const std::string& value, bool is_default) {
@@ -99,18 +107,32 @@ std::vector<std::string> SwitchAgentArgs(const RunPaths& p, const std::string& s
           "--backoff_max=1s"};
 }
 
+std::vector<std::string> IbScannerArgs(const RunPaths& p, const std::string& server) {
+  return {"--role=ib-fabric",
+          absl::StrCat("--agent_id=", kIbScannerId),
+          "--server=" + server,
+          "--interval=10s",
+          "--ib_source=tools:" + p.ib_outputs,
+          absl::StrCat("--log_state_dir=", p.work, "/state/", kIbScannerId),
+          "--backoff_initial=100ms",
+          "--backoff_max=1s"};
+}
+
 std::vector<std::string> HostAgentArgs(const RunPaths& p, const std::string& server,
-                                       const std::string& host, bool ethtool_dumps) {
+                                       const std::string& host, bool ethtool_dumps,
+                                       bool infiniband) {
   const std::string tree = absl::StrCat(p.root, "/", host);
   return {"--server=" + server,
           "--hostname=" + host,
           "--sysfs_root=" + tree,
           "--interval=1s",
-          ethtool_dumps ? absl::StrCat("--ethtool_dumps=", tree, "/ethtool") : "--ethtool=false",
+          ethtool_dumps && !infiniband ? absl::StrCat("--ethtool_dumps=", tree, "/ethtool")
+                                       : "--ethtool=false",
           "--link_events=false",
           absl::StrCat("--log_paths=", tree, "/nccl/*.log"),
           // What the host's lldpd would say (the simulator writes it): both ends of each cable.
-          absl::StrCat("--lldp_source=file:", tree, "/lldpd.json"),
+          // InfiniBand has no LLDP.
+          infiniband ? "--lldp_source=off" : absl::StrCat("--lldp_source=file:", tree, "/lldpd.json"),
           absl::StrCat("--log_state_dir=", p.work, "/state/", host),
           "--backoff_initial=100ms",
           "--backoff_max=1s"};

@@ -21,6 +21,7 @@ struct RunPaths {
   std::string ground_truth;  // <work>/truth.jsonl
   std::string topology;      // <work>/topology.yaml
   std::string targets;       // <work>/targets.yaml
+  std::string ib_outputs;    // <work>/ib: the InfiniBand subnet's db_csv (fabric: ib)
   std::string daemon_ready;  // <work>/daemon-ready.json
   std::string diagnoses;     // <work>/diagnoses.json
   std::string baseline_work, baseline_ready, baseline_diagnoses;
@@ -46,10 +47,18 @@ std::vector<std::string> DaemonArgs(const RunPaths& p, const std::string& rules_
 std::vector<std::string> SwitchAgentArgs(const RunPaths& p, const std::string& server,
                                          const std::string& gnmi_profiles_dir,
                                          bool topology_file = true);
+// The InfiniBand fabric scanner of a `fabric: ib` scenario, in place of the switch agent: it
+// reads the simulator's db_csv from <work>/ib every 10 s, its default interval (the file's
+// NODES and LINKS are its topology).
+std::vector<std::string> IbScannerArgs(const RunPaths& p, const std::string& server);
+// The agent id the runner gives the scanner.
+inline constexpr char kIbScannerId[] = "ib-scanner";
 // `ethtool_dumps`: the agent has --ethtool_dumps (reads the simulator's ethtool dumps);
-// without it the agent's ethtool collector is off.
+// without it the agent's ethtool collector is off. `infiniband`: an IB host, with no ethtool
+// dumps and no LLDP.
 std::vector<std::string> HostAgentArgs(const RunPaths& p, const std::string& server,
-                                       const std::string& host, bool ethtool_dumps);
+                                       const std::string& host, bool ethtool_dumps,
+                                       bool infiniband = false);
 std::vector<std::string> BaselineArgs(const RunPaths& p, const std::string& script, int hosts);
 
 }  // namespace railwatch::sim

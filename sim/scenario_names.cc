@@ -43,4 +43,17 @@ std::vector<std::string> SimSwitchNames(const ScenarioTopology& t) {
   return names;
 }
 
+std::pair<int, int> SimSwitchPorts(const ScenarioTopology& t, std::string_view name) {
+  const std::vector<std::string> names = SimSwitchNames(t);
+  auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) return {0, 0};
+  const int index = static_cast<int>(it - names.begin());
+  const int leaves = static_cast<int>(names.size()) - t.spines;
+  if (index >= leaves) return {leaves, 0};
+  const int per_leaf = t.hosts_per_leaf > 0 ? t.hosts_per_leaf : t.hosts;
+  const int first = (index / t.nics) * per_leaf + 1;
+  const int hosts = std::min(t.hosts, first + per_leaf - 1) - first + 1;
+  return {hosts + t.spines, hosts};
+}
+
 }  // namespace railwatch::sim

@@ -81,4 +81,20 @@ absl::Status ParseNicSpec(absl::string_view flag, absl::string_view spec, absl::
   return absl::OkStatus();
 }
 
+absl::Status ParseSwitchPortSpec(absl::string_view flag, absl::string_view spec,
+                                 absl::string_view form, size_t max_extras,
+                                 std::string& switch_name, int& port, TimedSpec& parts) {
+  absl::StatusOr<TimedSpec> split = SplitTimedSpec(flag, spec, form, max_extras);
+  if (!split.ok()) return split.status();
+  const size_t slash = split->body.find('/');
+  if (slash == absl::string_view::npos || slash == 0 ||
+      !absl::SimpleAtoi(split->body.substr(slash + 1), &port) || port < 1) {
+    return SpecError(flag, spec, "SWITCH/PORT needs a switch name and a port number from 1",
+                     form);
+  }
+  switch_name = std::string(split->body.substr(0, slash));
+  parts = *split;
+  return absl::OkStatus();
+}
+
 }  // namespace railwatch::sim

@@ -38,6 +38,11 @@ absl::Status ParseNicBody(absl::string_view flag, absl::string_view spec, absl::
 absl::StatusOr<TimedSpec> ParseHostSpec(absl::string_view flag, absl::string_view spec,
                                         absl::string_view form, size_t max_extras);
 
+// SWITCH/PORT@OFFSET[:EXTRA...] for the faults of one switch port (PORT a number from 1).
+absl::Status ParseSwitchPortSpec(absl::string_view flag, absl::string_view spec,
+                                 absl::string_view form, size_t max_extras,
+                                 std::string& switch_name, int& port, TimedSpec& parts);
+
 // extras[i] as a number, when present (`value` keeps its default otherwise).
 absl::Status ParseExtraNumber(absl::string_view flag, absl::string_view spec,
                               absl::string_view form, const TimedSpec& parts, size_t i,

@@ -122,6 +122,9 @@ class SwitchFabric {
     // instead (the NIC side is SysfsFabric's; its ground truth too).
     std::vector<EcnMisconfig> ecn_misconfigs;
     double link_gbps = 400;
+    // An InfiniBand fabric (railwatch-sim --fabric=ib, sim/ib_switches.h): ports are numbered
+    // from 1 ("1", "2", ...), and the switches speak no gNMI and send no pause frames.
+    bool infiniband = false;
     uint64_t seed = 1;
     std::string ground_truth_file;
     // Benign pause frames per second per port on priority 3, and a storm's rates.

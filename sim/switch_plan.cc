@@ -160,6 +160,10 @@ absl::Status SwitchFabric::AssignDialects(const std::vector<std::string>& names)
 
 absl::Status SwitchFabric::BuildPorts(const std::vector<std::string>& names) {
   const int nics = options_.nics_per_host;
+  // InfiniBand ports are numbered from 1, as ibportstate and iblinkinfo take them.
+  auto port_name = [this](const SimSwitch& sw, int index) {
+    return options_.infiniband ? absl::StrCat(index + 1) : SwitchPortName(sw.dialect, index);
+  };
   nic_port_.assign(static_cast<size_t>(options_.hosts) * nics, {-1, -1});
   for (int l = 0; l < leaves_; ++l) {
     SimSwitch& leaf = switches_[l];
@@ -167,7 +171,7 @@ absl::Status SwitchFabric::BuildPorts(const std::vector<std::string>& names) {
     const int last = std::min(options_.hosts, first + hosts_per_leaf_ - 1);
     for (int h = first; h <= last; ++h) {
       SwitchPort& p = leaf.ports.emplace_back();
-      p.name = SwitchPortName(leaf.dialect, h - first);
+      p.name = port_name(leaf, h - first);
       p.peer = SysfsFabric::HostName(h);
       p.peer_port = SysfsFabric::NetdevName(leaf.rail);
       p.peer_device = absl::StrCat("mlx5_", leaf.rail);
@@ -179,9 +183,9 @@ absl::Status SwitchFabric::BuildPorts(const std::vector<std::string>& names) {
     for (int s = 0; s < options_.spines; ++s) {
       const int spine = leaves_ + s;
       SwitchPort& p = leaf.ports.emplace_back();
-      p.name = SwitchPortName(leaf.dialect, hosts_per_leaf_ + s);
+      p.name = port_name(leaf, hosts_per_leaf_ + s);
       p.peer = names[spine];
-      p.peer_port = SwitchPortName(switches_[spine].dialect, l);
+      p.peer_port = port_name(switches_[spine], l);
       p.uplink = true;
       p.peer_switch = spine;
       p.peer_port_index = l;
@@ -194,7 +198,7 @@ absl::Status SwitchFabric::BuildPorts(const std::vector<std::string>& names) {
     SimSwitch& spine = switches_[leaves_ + s];
     for (int l = 0; l < leaves_; ++l) {
       SwitchPort& p = spine.ports.emplace_back();
-      p.name = SwitchPortName(spine.dialect, l);
+      p.name = port_name(spine, l);
       p.peer = names[l];
       // The leaf's uplink to spine s follows its host ports.
       p.peer_port_index = static_cast<int>(switches_[l].ports.size()) - options_.spines + s;

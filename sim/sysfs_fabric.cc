@@ -318,7 +318,20 @@ absl::Status SysfsFabric::CreateHost(int h) {
              {"node_guid", absl::StrFormat("b83f:d203:00%02x:%04x\n", h % 256, n)}}) {
       if (absl::Status s = WriteStatic(dev / name, content); !s.ok()) return s;
     }
-    if (absl::Status s = WriteStatic(port_dir / "link_layer", "Ethernet\n"); !s.ok()) return s;
+    if (absl::Status s = WriteStatic(port_dir / "link_layer",
+                                        options_.infiniband ? "InfiniBand\n" : "Ethernet\n"); !s.ok()) return s;
+    if (options_.infiniband) {
+      // GID 0: the link-local prefix and the port GUID (the node GUID on a one-port HCA), as
+      // the subnet manager and the fabric scanner know the port.
+      std::error_code gid_ec;
+      fs::create_directories(port_dir / "gids", gid_ec);
+      if (absl::Status s = WriteStatic(
+              port_dir / "gids" / "0",
+              absl::StrFormat("fe80:0000:0000:0000:b83f:d203:00%02x:%04x\n", h % 256, n));
+          !s.ok()) {
+        return s;
+      }
+    }
     if (absl::Status s = WriteStatic(port_dir / "hw_counters" / "lifespan", "10\n"); !s.ok()) {
       return s;
     }

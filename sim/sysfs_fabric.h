@@ -108,6 +108,8 @@ class SysfsFabric {
     // 0: one leaf per rail for all hosts; N: rail groups of N hosts (host i in group (i-1)/N).
     int hosts_per_leaf = 0;
     double link_gbps = 400;
+    // InfiniBand HCAs (--fabric=ib): each port's link_layer says InfiniBand.
+    bool infiniband = false;
     absl::Duration step = absl::Milliseconds(500);  // one training step
     double comm_fraction = 0.6;                     // share of the step spent in AllReduce
     uint64_t seed = 1;

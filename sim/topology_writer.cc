@@ -103,13 +103,14 @@ absl::Status WriteHostLldpFiles(const std::string& root, const std::vector<SimSw
 }
 
 absl::Status WriteTopologyFile(const std::string& path, const std::vector<SimSwitch>& switches,
-                               int hosts, int nics_per_host, const std::vector<SimJob>& jobs) {
+                               int hosts, int nics_per_host, const std::vector<SimJob>& jobs,
+                               bool infiniband) {
   YAML::Emitter out;
   out << YAML::BeginMap << YAML::Key << "switches" << YAML::Value << YAML::BeginSeq;
   for (const SimSwitch& sw : switches) {
     out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << sw.name << YAML::Key << "role"
-        << YAML::Value << sw.role << YAML::Key << "dialect" << YAML::Value
-        << std::string(DialectName(sw.dialect));
+        << YAML::Value << sw.role;
+    if (!infiniband) out << YAML::Key << "dialect" << YAML::Value << std::string(DialectName(sw.dialect));
     bool any = false;
     for (const SwitchPort& p : sw.ports) {
       if (!p.uplink) continue;

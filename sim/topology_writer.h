@@ -23,8 +23,10 @@ absl::Status WriteTargetsFile(const std::string& path, const std::vector<SimSwit
 // The topology file (docs/TOPOLOGY.md) of the simulated fabric: every host's NICs with their
 // rail, leaf and port (rail groups: the host's group's leaves), the switches with their
 // leaf-to-spine links, and the jobs (one GPU per NIC: gpus_per_host = nics_per_host).
+// `infiniband`: the switches have no gNMI dialect.
 absl::Status WriteTopologyFile(const std::string& path, const std::vector<SimSwitch>& switches,
-                               int hosts, int nics_per_host, const std::vector<SimJob>& jobs = {});
+                               int hosts, int nics_per_host, const std::vector<SimJob>& jobs = {},
+                               bool infiniband = false);
 
 // What each simulated host's lldpd would answer to `lldpcli -f json0 show neighbors`: for each
 // NIC's netdev, the leaf it plugs into (system name, chassis MAC) and the leaf's port (port-id

@@ -272,6 +272,7 @@ gtest_discover_tests(railwatch_sim_host_tests DISCOVERY_TIMEOUT 60)
 # traffic faults on both ends (sysfs and switch counters).
 add_executable(railwatch_sim_gnmi_tests
   unit/sim_gnmi/gnmi_switch_test.cc
+  unit/sim_gnmi/ib_switches_test.cc
   unit/sim_gnmi/sim_faults_test.cc
   unit/sim_gnmi/sim_gnmi_fixture.cc
   unit/sim_gnmi/switch_faults_test.cc
@@ -282,7 +283,7 @@ add_executable(railwatch_sim_gnmi_tests
   unit/sim_kinds_truth.cc)
 target_link_libraries(railwatch_sim_gnmi_tests PRIVATE
   railwatch_test_support railwatch_sim_switches railwatch_sim_scenarios railwatch_topology
-  railwatch_lldp_neighbors nlohmann_json::nlohmann_json yaml-cpp GTest::gtest_main GTest::gmock)
+  railwatch_lldp_neighbors railwatch_ib_readers nlohmann_json::nlohmann_json yaml-cpp GTest::gtest_main GTest::gmock)
 target_compile_definitions(railwatch_sim_gnmi_tests PRIVATE
   RAILWATCH_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 gtest_discover_tests(railwatch_sim_gnmi_tests DISCOVERY_TIMEOUT 60)

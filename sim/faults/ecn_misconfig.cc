@@ -28,7 +28,8 @@ class EcnMisconfigFault : public FaultKind {
                    .culprit = {"switch"},
                    .target_delay = absl::Seconds(60),
                    .flag = "ecn_misconfig",
-                   .companion_flags = {}}) {}
+                   .companion_flags = {},
+                   .fabric = FaultFabric::kRoce}) {}
 
   void Read(ScenarioMap& map, const Scenario& s, ScenarioFault& f) const override {
     map.Number("offset_kb", 0, 1e6, true, f.offset_kb);

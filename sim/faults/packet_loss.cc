@@ -25,7 +25,8 @@ class PacketLossFault : public FaultKind {
                    .culprit = {"host", "device"},
                    .target_delay = std::nullopt,
                    .flag = "packet_loss",
-                   .companion_flags = {}}) {}
+                   .companion_flags = {},
+                   .fabric = FaultFabric::kRoce}) {}
 
   void Read(ScenarioMap& map, const Scenario&, ScenarioFault& f) const override {
     map.Number("per_second", 0, 1e9, true, f.per_second);

@@ -25,7 +25,8 @@ class PfcDeadlockFault : public FaultKind {
                    .target_delay = std::nullopt,
                    .flag = "pfc_deadlock",
                    .companion_flags = {},
-                   .needs_switches = true}) {}
+                   .needs_switches = true,
+                   .fabric = FaultFabric::kRoce}) {}
 
   void Read(ScenarioMap& map, const Scenario&, ScenarioFault& f) const override {
     map.Duration("for", f.duration);

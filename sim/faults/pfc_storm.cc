@@ -25,7 +25,8 @@ class PfcStormFault : public FaultKind {
                    .target_delay = absl::Seconds(2),
                    .flag = "pfc_storm",
                    .companion_flags = {"pfc_storm_for"},
-                   .needs_switches = true}) {}
+                   .needs_switches = true,
+                   .fabric = FaultFabric::kRoce}) {}
 
   void Read(ScenarioMap& map, const Scenario&, ScenarioFault& f) const override {
     map.Duration("for", f.duration);

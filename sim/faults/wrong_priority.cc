@@ -21,7 +21,8 @@ class WrongPriorityFault : public FaultKind {
                    .culprit = {"host"},
                    .target_delay = std::nullopt,
                    .flag = "wrong_priority",
-                   .companion_flags = {}}) {}
+                   .companion_flags = {},
+                   .fabric = FaultFabric::kRoce}) {}
 
   std::vector<std::string> FlagValues() const override {
     return absl::GetFlag(FLAGS_wrong_priority);

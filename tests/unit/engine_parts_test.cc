@@ -1,6 +1,7 @@
 // The engine's parts on their own: one playbook's state machine (PlaybookState), the
 // correlator, the history of resolved diagnoses and the AlertRecord <-> v1::Diagnosis boundary.
 // The whole engine is engine_test.cc and engine_correlation_test.cc.
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -349,6 +350,38 @@ TEST(AlertTest, DiagnosisRoundTripsAndSymptomsAreNotDoubled) {
 TEST(AlertTest, NoBlastRadiusWithoutAFabricMap) {
   AlertRecord a;
   EXPECT_FALSE(ToDiagnosis(a).has_blast_radius());
+}
+
+// A runbook command wholly in a [[section]] whose label the culprit lacks is not shown; the
+// others are, with a missing label as a blank to fill in.
+TEST(EnricherTest, CommandsOfAbsentSectionsAreLeftOut) {
+  const std::string dir = ::testing::TempDir();
+  const std::string runbook = dir + "/enricher-runbook.md";
+  {
+    std::ofstream out(runbook);
+    out << "# Flap\n\n```sh\n[[perfquery -x -G {{guid}} {{interface}}]]\n"
+           "ssh {{host}} cat /sys/class/infiniband/{{device}}/ports/1/state\n```\n";
+  }
+  Playbook pb;
+  pb.name = "flap";
+  pb.runbook = runbook;
+  SeriesStore store(SeriesStore::Options{.capacity = 4});
+  const Enricher enricher({&pb}, store, nullptr, 30);
+  Candidate nic;
+  nic.key = "k";
+  nic.labels = {{"device", "mlx5_1"}, {"host", "gpu-node-002"}};
+  AlertRecord a;
+  enricher.Start(pb, nic, 1, a);
+  ASSERT_EQ(a.commands.size(), 1u);
+  EXPECT_EQ(a.commands[0], "ssh gpu-node-002 cat /sys/class/infiniband/mlx5_1/ports/1/state");
+  Candidate port;
+  port.key = "p";
+  port.labels = {{"guid", "0x0000000000000a00"}, {"interface", "33"}, {"switch", "ib-leaf-0"}};
+  AlertRecord b;
+  enricher.Start(pb, port, 1, b);
+  ASSERT_EQ(b.commands.size(), 2u);
+  EXPECT_EQ(b.commands[0], "perfquery -x -G 0x0000000000000a00 33");
+  EXPECT_EQ(b.commands[1], "ssh <host> cat /sys/class/infiniband/<device>/ports/1/state");
 }
 
 }  // namespace engine_parts_test

@@ -74,13 +74,14 @@ std::vector<std::string> Describe(const SysfsFabric::Options& h, const SwitchFab
 struct Models {
   SysfsFabric::Options hosts;
   SwitchFabric::Options switches;
+  IbSwitchModel::Options ib;
 };
 Models FromScenario(const std::string& yaml) {
   Models m;
   const absl::StatusOr<Scenario> s = ParseScenario(yaml, "s.yaml");
   EXPECT_TRUE(s.ok()) << s.status();
   if (!s.ok()) return m;
-  SimFaultTargets targets{m.hosts, m.switches};
+  SimFaultTargets targets{m.hosts, m.switches, m.ib, s->topology.infiniband};
   EXPECT_TRUE(ApplyScenarioFaults(*s, targets).ok());
   return m;
 }
@@ -98,7 +99,7 @@ TEST(FaultKinds, EachRegisteredOnceWithItsFlag) {
     EXPECT_NE(absl::FindCommandLineFlag(k->flag), nullptr) << k->flag;
     for (absl::string_view c : k->companion_flags) EXPECT_NE(absl::FindCommandLineFlag(c), nullptr) << c;
   }
-  EXPECT_EQ(names.size(), 12u);
+  EXPECT_EQ(names.size(), 17u);
   EXPECT_EQ(FindFaultKind("pfc_strom"), nullptr);
   EXPECT_EQ(FindFaultKindByTruth("nic_degrade")->kind, "link_degrade");
   EXPECT_EQ(FindFaultKind("pfc_deadlock")->culprit,
@@ -144,7 +145,8 @@ faults:
   };
   SysfsFabric::Options from_flags_hosts;
   SwitchFabric::Options from_flags_switches;
-  SimFaultTargets from_flags{from_flags_hosts, from_flags_switches};
+  IbSwitchModel::Options from_flags_ib;
+  SimFaultTargets from_flags{from_flags_hosts, from_flags_switches, from_flags_ib};
   for (const auto& [kind, spec] : flags) {
     const FaultKind* k = FindFaultKind(kind);
     ASSERT_NE(k, nullptr) << kind;
@@ -176,6 +178,102 @@ faults:
                                 "loss gpu-node-002/mlx5_3@1m50s 800",
                                 "nccl gpu-node-003@2m ib_completion",
                                 "reload gpu-node-004/mlx5_3@1m30s"));
+}
+
+// What the IB switches were handed, one line per fault.
+std::vector<std::string> DescribeIb(const IbSwitchModel::Options& ib) {
+  std::vector<std::string> out;
+  for (const IbSlowReceiver& r : ib.slow_receivers) {
+    out.push_back(absl::StrCat("slow ", r.host, "/", r.device, "@", At(r.at), " for ", At(r.duration)));
+  }
+  for (const IbPortFault& f : ib.port_faults) {
+    out.push_back(absl::StrCat("port ", static_cast<int>(f.type), " ", f.switch_name, "/", f.port,
+                               "@", At(f.at), " ", f.per_minute, " ", f.width, "x ",
+                               At(f.down_for)));
+  }
+  return out;
+}
+
+// The InfiniBand kinds, in a `fabric: ib` scenario and as their flags, reach the IB switches
+// alike; the fabric-neutral kinds (a host's link flap) still reach the hosts.
+TEST(FaultKinds, InfinibandKindsFromScenarioAndFlags) {
+  const Models from_file = FromScenario(R"(duration: 5m
+topology: {hosts: 8, nics: 4, spines: 2, fabric: ib}
+faults:
+  - {kind: ib_slow_receiver, at: 10s, host: gpu-node-004, device: mlx5_0}
+  - {kind: ib_bad_cable, at: 20s, switch: leaf-r2, port: 9, per_minute: 90}
+  - {kind: ib_width_degrade, at: 30s, switch: leaf-r1, port: 10, width: 2}
+  - {kind: ib_link_flap, at: 40s, switch: spine-0, port: 3}
+  - {kind: ib_xmit_discards, at: 50s, switch: leaf-r0, port: 3, per_minute: 120}
+  - {kind: link_flap, at: 60s, host: gpu-node-005, device: mlx5_1}
+)");
+  const std::vector<std::pair<const char*, const char*>> flags = {
+      {"ib_slow_receiver", "gpu-node-004/mlx5_0@10s"},
+      {"ib_bad_cable", "leaf-r2/9@20s:90"},
+      {"ib_width_degrade", "leaf-r1/10@30s:2"},
+      {"ib_link_flap", "spine-0/3@40s"},
+      {"ib_xmit_discards", "leaf-r0/3@50s:120"},
+  };
+  SysfsFabric::Options hosts;
+  SwitchFabric::Options switches;
+  IbSwitchModel::Options ib;
+  SimFaultTargets from_flags{hosts, switches, ib, true};
+  for (const auto& [kind, spec] : flags) {
+    const FaultKind* k = FindFaultKind(kind);
+    ASSERT_NE(k, nullptr) << kind;
+    EXPECT_EQ(k->fabric, FaultFabric::kInfiniband) << kind;
+    absl::StatusOr<ScenarioFault> f = k->ParseFlag(spec);
+    ASSERT_TRUE(f.ok()) << f.status();
+    ASSERT_TRUE(k->Apply(*f, from_flags).ok());
+  }
+  EXPECT_EQ(DescribeIb(from_file.ib), DescribeIb(ib));
+  EXPECT_THAT(DescribeIb(ib), ElementsAre("slow gpu-node-004/mlx5_0@10s for 0",
+                                          "port 0 leaf-r2/9@20s 90 1x 300ms",
+                                          "port 1 leaf-r1/10@30s 120 2x 300ms",
+                                          "port 2 spine-0/3@40s 120 1x 300ms",
+                                          "port 3 leaf-r0/3@50s 120 1x 300ms"));
+  ASSERT_EQ(from_file.hosts.flaps.size(), 1u);
+  EXPECT_EQ(from_file.hosts.flaps[0].host, "gpu-node-005");
+}
+
+// A kind of the other fabric is an error: in a scenario at its `kind`, and as a flag.
+TEST(FaultKinds, AKindOfTheOtherFabricIsRefused) {
+  absl::StatusOr<Scenario> s = ParseScenario(R"(duration: 1m
+topology: {hosts: 4, nics: 2, spines: 2}
+faults:
+  - {kind: ib_bad_cable, at: 10s, switch: leaf-r0, port: 5}
+)", "roce.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.status().message()),
+              HasSubstr("roce.yaml:4:12: error[conflict]: ib_bad_cable is a fault of InfiniBand "
+                        "fabrics; this scenario's is RoCE (set `fabric: ib` in `topology`)"));
+  s = ParseScenario(R"(duration: 1m
+topology: {hosts: 4, nics: 2, spines: 2, fabric: ib}
+faults:
+  - {kind: pfc_storm, at: 10s, host: gpu-node-001, device: mlx5_0}
+  - {kind: ib_link_flap, at: 10s, switch: leaf-r0, port: 2}
+  - {kind: ib_xmit_discards, at: 10s, switch: spine-1, port: 3}
+)", "ib.yaml");
+  ASSERT_FALSE(s.ok());
+  const std::string e(s.status().message());
+  EXPECT_THAT(e, HasSubstr("ib.yaml:4:12: error[conflict]: pfc_storm is a fault of RoCE fabrics; "
+                           "this scenario's is InfiniBand"));
+  // leaf-r0's ports 1-4 face the hosts, 5-6 the spines; a spine has one port per leaf.
+  EXPECT_THAT(e, HasSubstr("error[bad-value]: leaf-r0 port 2 faces a host; a ib_link_flap is of a "
+                           "switch-to-switch link (ports 5-6)"));
+  EXPECT_THAT(e, HasSubstr("error[not-in-topology]: spine-1 has ports 1-2, not 3"));
+
+  SysfsFabric::Options hosts;
+  SwitchFabric::Options switches;
+  IbSwitchModel::Options ib;
+  SimFaultTargets roce{hosts, switches, ib, false};
+  absl::FlagSaver saver;
+  std::string error;
+  ASSERT_TRUE(absl::FindCommandLineFlag("ib_flap")->ParseFrom("leaf-r0/5@10s", &error)) << error;
+  const absl::Status st = ApplyFaultFlags(roce);
+  EXPECT_THAT(std::string(st.message()),
+              HasSubstr("--ib_flap=leaf-r0/5@10s: ib_link_flap is a fault of InfiniBand fabrics, "
+                        "and this one is RoCE"));
 }
 
 // Each storm and each flap keeps its own `for` and `down_for` (the flags' --pfc_storm_for and

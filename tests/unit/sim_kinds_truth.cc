@@ -30,10 +30,11 @@ bool Untold(const FaultTruth& t) { return t.line == nullptr && t.cause.empty(); 
 struct Handed {
   SysfsFabric::Options hosts;
   SwitchFabric::Options switches;
+  IbSwitchModel::Options ib;
 };
 Handed Apply(const ScenarioFault& f) {
   Handed h;
-  SimFaultTargets targets{h.hosts, h.switches};
+  SimFaultTargets targets{h.hosts, h.switches, h.ib};
   if (f.info != nullptr) {
     absl::Status s = f.info->Apply(f, targets);
     EXPECT_TRUE(s.ok()) << s;

@@ -146,6 +146,10 @@ TEST(IbdiagnetDbCsv, NodesPortsLinks) {
   EXPECT_EQ(first.peer->node_guid.value, 0x5c25730300c06f60u);
   EXPECT_EQ(first.peer->port, 1);
   EXPECT_EQ(first.peer->type, IbNodeType::kCa);
+  // The HCA end carries its port GUID from PORTS (what its host's GID 0 holds, and how the
+  // fabric map finds that host's NIC); a switch end has none of its own.
+  EXPECT_EQ(first.peer->port_guid.value, 0x5c25730300c06f60u);
+  EXPECT_FALSE(first.local.port_guid.value.has_value());
   bool leaf_to_compute_27 = false;
   for (const IbLink& l : db.links) {
     leaf_to_compute_27 |= l.local.node_guid.value == 0xfc6a1c03008a5c00u && l.local.port == 27 &&
