@@ -46,10 +46,12 @@ ABSL_FLAG(std::string, ib_source, "",
           "--role=ib-fabric: where the subnet is learnt. tools:DIR (as --ib_tool_outputs), "
           "mad:CA[:PORT] (the fabric's own MADs through libibmad from that HCA port, e.g. "
           "mad:mlx5_0:1: discovery by directed route, every switch port's PMA counters; needs "
-          "/dev/infiniband/umad*), or sim:SPEC (a simulated fat tree scanned the same way, e.g. "
-          "sim:leaves=4,spines=2,hosts_per_leaf=8[,latency_us=20])");
+          "/dev/infiniband/umad*), sim:SPEC (a simulated fat tree scanned the same way, e.g. "
+          "sim:leaves=4,spines=2,hosts_per_leaf=8[,latency_us=20]), or simdb:FILE "
+          "(railwatch-sim --fabric=ib's ibdiagnet2.db_csv served as a subnet and scanned the "
+          "same way)");
 ABSL_FLAG(absl::Duration, ib_discover_interval, absl::Minutes(5),
-          "--ib_source=mad:|sim:: how often the subnet's nodes and links are discovered again "
+          "--ib_source=mad:|sim:|simdb:: how often the subnet's nodes and links are discovered again "
           "(also at once when a switch port's LinkDownedCounter moves); counters are read "
           "every --interval");
 ABSL_FLAG(int, ib_mad_window, 4,

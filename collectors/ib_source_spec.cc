@@ -5,6 +5,7 @@
 #include "collectors/ib_mad_source.h"
 #include "collectors/ib_mad_transport_libibmad.h"
 #include "collectors/ib_mad_transport_sim.h"
+#include "collectors/ib_mad_transport_simdb.h"
 #include "common/labels.h"
 
 namespace railwatch {
@@ -53,7 +54,17 @@ absl::StatusOr<std::unique_ptr<IbFabricSource>> MakeIbFabricSource(
         mad_options, std::make_unique<SimIbMadTransport>(
                          std::shared_ptr<SimIbFabric>(*std::move(fabric)), std::move(options)));
   }
-  return bad("expected tools:DIR, mad:CA[:PORT] or sim:SPEC");
+  if (kind == "simdb") {
+    if (rest.empty()) return bad("simdb: needs the simulator's db_csv (simdb:FILE)");
+    SimDbMadTransport::Options options;
+    options.path = std::string(rest);
+    options.max_outstanding = std::max(1, settings.mad_window);
+    absl::StatusOr<std::unique_ptr<SimDbMadTransport>> transport =
+        SimDbMadTransport::Open(std::move(options));
+    if (!transport.ok()) return bad(transport.status().message());
+    return std::make_unique<IbMadSource>(mad_options, *std::move(transport));
+  }
+  return bad("expected tools:DIR, mad:CA[:PORT], sim:SPEC or simdb:FILE");
 }
 
 }  // namespace railwatch

@@ -6,6 +6,8 @@
 //   mad:CA[:PORT]    the fabric's MADs through libibmad from that HCA port (IbMadSource)
 //   sim:SPEC         a simulated two-level fat tree through the same IbMadSource
 //                    (SimFatTreeSpec: "leaves=4,spines=2,hosts_per_leaf=8")
+//   simdb:FILE       railwatch-sim --fabric=ib's subnet (its ibdiagnet2.db_csv, re-read when it
+//                    changes) through the same IbMadSource (SimDbMadTransport)
 
 #include <memory>
 #include <string_view>

@@ -242,7 +242,7 @@ absl::Status Run::StartDaemonAndAgents() {
   }
   const bool ib = s_.topology.infiniband;
   std::vector<std::string> sw = {o_.agent};
-  for (const std::string& a : ib ? IbScannerArgs(paths_, grpc_)
+  for (const std::string& a : ib ? IbScannerArgs(paths_, grpc_, s_.topology.ib_mad)
                                  : SwitchAgentArgs(paths_, grpc_, o_.gnmi_profiles, file)) {
     sw.push_back(a);
   }

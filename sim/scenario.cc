@@ -87,6 +87,15 @@ class ScenarioLoader {
       }
       topo.infiniband = fabric == "ib";
     }
+    if (std::string source; t.String("ib_source", source)) {
+      if (source != "tools" && source != "mad") {
+        t.Problem("ib_source", "bad-value",
+                  absl::StrCat("`ib_source` must be tools or mad, not \"", source, "\""));
+      } else if (!topo.infiniband) {
+        t.Problem("ib_source", "conflict", "`ib_source` is the InfiniBand scanner's: `fabric: ib`");
+      }
+      topo.ib_mad = source == "mad";
+    }
     if (const YAML::Node d = t.Get("dialects"); d.IsDefined()) {
       if (!d.IsSequence() || d.size() == 0) {
         problems_.Error(

@@ -30,6 +30,10 @@ struct ScenarioTopology {
   // `fabric: ib`: InfiniBand (railwatch-sim --fabric=ib): the switches are read by the fabric
   // scanner from the simulator's ibdiagnet files, not over gNMI; `roce` (the default).
   bool infiniband = false;
+  // `ib_source: mad` (fabric: ib): the scanner reads the simulator's subnet through its MAD
+  // source (discovery by directed route, PMA queries: --ib_source=simdb:FILE) instead of as
+  // tool output (`tools`, the default).
+  bool ib_mad = false;
 };
 
 struct ScenarioJob {

@@ -107,15 +107,21 @@ std::vector<std::string> SwitchAgentArgs(const RunPaths& p, const std::string& s
           "--backoff_max=1s"};
 }
 
-std::vector<std::string> IbScannerArgs(const RunPaths& p, const std::string& server) {
-  return {"--role=ib-fabric",
-          absl::StrCat("--agent_id=", kIbScannerId),
-          "--server=" + server,
-          "--interval=10s",
-          "--ib_source=tools:" + p.ib_outputs,
-          absl::StrCat("--log_state_dir=", p.work, "/state/", kIbScannerId),
-          "--backoff_initial=100ms",
-          "--backoff_max=1s"};
+std::vector<std::string> IbScannerArgs(const RunPaths& p, const std::string& server, bool mad) {
+  std::vector<std::string> args = {"--role=ib-fabric",
+                                   absl::StrCat("--agent_id=", kIbScannerId),
+                                   "--server=" + server,
+                                   "--interval=10s",
+                                   absl::StrCat("--log_state_dir=", p.work, "/state/", kIbScannerId),
+                                   "--backoff_initial=100ms",
+                                   "--backoff_max=1s"};
+  if (mad) {
+    args.push_back("--ib_source=simdb:" + p.ib_outputs + "/ibdiagnet2.db_csv");
+    args.push_back("--ib_discover_interval=30s");
+  } else {
+    args.push_back("--ib_source=tools:" + p.ib_outputs);
+  }
+  return args;
 }
 
 std::vector<std::string> HostAgentArgs(const RunPaths& p, const std::string& server,

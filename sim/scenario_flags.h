@@ -50,7 +50,10 @@ std::vector<std::string> SwitchAgentArgs(const RunPaths& p, const std::string& s
 // The InfiniBand fabric scanner of a `fabric: ib` scenario, in place of the switch agent: it
 // reads the simulator's db_csv from <work>/ib every 10 s, its default interval (the file's
 // NODES and LINKS are its topology).
-std::vector<std::string> IbScannerArgs(const RunPaths& p, const std::string& server);
+// `mad`: through its MAD source, --ib_source=simdb:<work>/ib/ibdiagnet2.db_csv, rediscovering
+// every 30 s (and at once on a link-down).
+std::vector<std::string> IbScannerArgs(const RunPaths& p, const std::string& server,
+                                       bool mad = false);
 // The agent id the runner gives the scanner.
 inline constexpr char kIbScannerId[] = "ib-scanner";
 // `ethtool_dumps`: the agent has --ethtool_dumps (reads the simulator's ethtool dumps);

@@ -263,6 +263,14 @@ faults:
                            "switch-to-switch link (ports 5-6)"));
   EXPECT_THAT(e, HasSubstr("error[not-in-topology]: spine-1 has ports 1-2, not 3"));
 
+  s = ParseScenario("duration: 1m\ntopology: {hosts: 4, ib_source: mad}\n", "src.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.status().message()),
+              HasSubstr("src.yaml:2:33: error[conflict]: `ib_source` is the InfiniBand scanner's"));
+  s = ParseScenario("duration: 1m\ntopology: {fabric: ib, ib_source: mad}\n", "src.yaml");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE(s->topology.ib_mad);
+
   SysfsFabric::Options hosts;
   SwitchFabric::Options switches;
   IbSwitchModel::Options ib;

@@ -18,6 +18,7 @@
 #include "collectors/ib_mad_source.h"
 #include "collectors/ib_mad_transport_libibmad.h"
 #include "collectors/ib_mad_transport_sim.h"
+#include "collectors/ib_mad_transport_simdb.h"
 #include "collectors/ib_source_spec.h"
 #include "common/clock.h"
 #include "gmock/gmock.h"
@@ -506,6 +507,110 @@ TEST(IbMadSourceTest, TheCollectorGivesTheSameSeriesAsFromToolOutputOfTheSameFab
   EXPECT_EQ(mads_out.GetGauge("railwatch_ib_scan_switch_ports{agent=\"ib\"}"), 14);
 }
 
+// railwatch-sim --fabric=ib's subnet served as MADs (--ib_source=simdb:FILE): a db_csv rebuilt
+// as a SimIbFabric and scanned by the MAD source gives the collector the links, rates and
+// counters the tool-output source reads from the same file. On the real 272-node NDR capture.
+TEST(IbMadSourceTest, ADbCsvServedAsMadsGivesTheSeriesOfTheFileItself) {
+  const std::string file = std::string(RAILWATCH_SOURCE_DIR) +
+                           "/tests/fixtures/ib/db_csv_01_ndr_quantum2_mqm9700_272nodes_full_run_"
+                           "complete.db_csv";
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("railwatch-ib-simdb-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(file, dir / "ibdiagnet2.db_csv",
+                             std::filesystem::copy_options::overwrite_existing);
+  IbFabricCollector from_file({{{"agent", "ib"}}},
+                              std::make_unique<IbToolOutputSource>(
+                                  IbToolOutputSource::Options{dir.string()}));
+  testing::RecordingEmitter file_out;
+  ASSERT_TRUE(from_file.Collect(file_out).ok());
+
+  absl::StatusOr<std::unique_ptr<IbFabricSource>> simdb =
+      MakeIbFabricSource(absl::StrCat("simdb:", (dir / "ibdiagnet2.db_csv").string()), {});
+  ASSERT_TRUE(simdb.ok()) << simdb.status();
+  IbFabricCollector from_mads({{{"agent", "ib"}}}, *std::move(simdb));
+  testing::RecordingEmitter mads_out;
+  ASSERT_TRUE(from_mads.Collect(mads_out).ok());
+  std::filesystem::remove_all(dir);
+
+  const std::map<std::string, double> want = Values(file_out);
+  const std::map<std::string, double> got = Values(mads_out);
+  int links = 0, compared = 0;
+  std::vector<std::string> differ;
+  for (const auto& [key, value] : want) {
+    const bool link = key.starts_with("fabric_ib_link_info{") ||
+                      key.starts_with("fabric_rdma_port_rate_bytes_per_second{");
+    // The counters every port's PMA has; the file's N/A and -1 (unsupported) are absent
+    // there, while a simulated PMA has every counter.
+    const bool counter = key.starts_with("fabric_rdma_port_transmit_wait_total{") ||
+                         key.starts_with("fabric_rdma_port_transmit_bytes_total{") ||
+                         key.starts_with("fabric_rdma_symbol_errors_total{") ||
+                         key.starts_with("fabric_rdma_link_downed_total{") ||
+                         key.starts_with("fabric_rdma_port_transmit_discards_total{");
+    if (!link && !counter) continue;
+    links += link ? 1 : 0;
+    ++compared;
+    auto it = got.find(key);
+    if (it == got.end() || it->second != value) differ.push_back(key);
+  }
+  EXPECT_GT(links, 500);
+  EXPECT_GT(compared, 1500);
+  EXPECT_TRUE(differ.empty()) << differ.size() << " differ, e.g. " << differ.front();
+}
+
+TEST(IbMadSourceTest, TheSimdbTransportReadsTheFileAgainWhenItChanges) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("railwatch-ib-simdb-reload-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "ibdiagnet2.db_csv").string();
+  auto write = [&](uint64_t symbol_errors) {
+    std::ofstream(path) << absl::StrFormat(
+        "START_NODES\nNodeDesc,NumPorts,NodeType,NodeGUID\n"
+        "\"MF0;leaf-a:MQM9700/U1\",2,2,0x00000000000000a0\n\"host-1 mlx5_0\",1,1,0x0000000000000001\n"
+        "END_NODES\n\n\nSTART_PORTS\nNodeGuid,PortGuid,PortNum,LID,LinkWidthActv,LinkSpeedActv,"
+        "PortPhyState,PortState\n0x00000000000000a0,0x00000000000000a0,1,0,2,2052,5,4\n"
+        "0x0000000000000001,0x0000000000000001,1,2,2,2052,5,4\nEND_PORTS\n\n\n"
+        "START_LINKS\nNodeGuid1,PortNum1,NodeGuid2,PortNum2\n"
+        "0x00000000000000a0,1,0x0000000000000001,1\nEND_LINKS\n\n\n"
+        "START_PM_INFO\nNodeGUID,PortGUID,PortNumber,SymbolErrorCounterExt\n"
+        "0x00000000000000a0,0x00000000000000a0,1,%d\nEND_PM_INFO\n",
+        symbol_errors);
+  };
+  write(3);
+  SimDbMadTransport::Options options;
+  options.path = path;
+  options.recheck = absl::ZeroDuration();
+  absl::StatusOr<std::unique_ptr<SimDbMadTransport>> t = SimDbMadTransport::Open(options);
+  ASSERT_TRUE(t.ok()) << t.status();
+  SimDbMadTransport* transport = t->get();
+  IbMadSource source(IbMadSource::Options{}, *std::move(t));
+  absl::StatusOr<IbFabricScan> scan = source.Scan();
+  ASSERT_TRUE(scan.ok()) << scan.status();
+  EXPECT_EQ(scan->nodes.size(), 2u);
+  auto symbol_errors = [](const IbFabricScan& s) -> uint64_t {
+    for (const IbFabricScan::Counters& c : s.counters) {
+      if (c.port.attribute != ib::PmaAttribute::kPortCountersExtended) continue;
+      if (auto it = c.port.counters.find("SymbolErrorCounter"); it != c.port.counters.end()) {
+        return it->second.value;
+      }
+    }
+    return 0;
+  };
+  EXPECT_EQ(symbol_errors(*scan), 3u);
+  // A rewrite with another size: the next queries see it.
+  write(1234);
+  scan = source.Scan();
+  ASSERT_TRUE(scan.ok());
+  EXPECT_EQ(symbol_errors(*scan), 1234u);
+  EXPECT_EQ(transport->loads(), 2);
+  std::filesystem::remove_all(dir);
+
+  options.path = (dir / "missing.db_csv").string();
+  absl::StatusOr<std::unique_ptr<SimDbMadTransport>> missing = SimDbMadTransport::Open(options);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("missing.db_csv: no such file"));
+}
+
 TEST(IbMadSourceTest, ParallelQueriesGiveTheSameScanAsSerialOnes) {
   SimFatTreeSpec spec;
   spec.leaves = 6;
@@ -537,7 +642,7 @@ TEST(IbMadSourceTest, SourcesFromTheAgentsFlag) {
   EXPECT_EQ(scan->links[0].speed.generation, "HDR");
 
   EXPECT_TRUE(MakeIbFabricSource("tools:/nonexistent", {}).ok());  // may appear later
-  for (const char* bad : {"tools:", "sim:leaves=x", "sim:racks=2", "mad:mlx5_0:port", "ufm:x",
+  for (const char* bad : {"tools:", "simdb:", "simdb:/nonexistent/ibdiagnet2.db_csv", "sim:leaves=x", "sim:racks=2", "mad:mlx5_0:port", "ufm:x",
                           "/var/lib/railwatch/ib"}) {
     absl::StatusOr<std::unique_ptr<IbFabricSource>> s = MakeIbFabricSource(bad, {});
     ASSERT_FALSE(s.ok()) << bad;
