@@ -6,21 +6,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "collectors/ib_fabric_collector.h"
 #include "common/logging.h"
 #include "common/text.h"
 
 namespace railwatch {
-namespace {
-
-// "MF0;leaf-r0:MQM9700/U1" -> "leaf-r0" (NVIDIA's managed-switch description), else as is.
-std::string SwitchNameOf(std::string_view description) {
-  std::string_view d = description;
-  if (const size_t semi = d.find(';'); semi != std::string_view::npos) d.remove_prefix(semi + 1);
-  if (const size_t colon = d.find(':'); colon != std::string_view::npos) d = d.substr(0, colon);
-  return std::string(d);
-}
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<SimIbFabric>> SimIbFabricFromDb(const ib::IbdiagnetDb& db) {
   auto fabric = std::make_unique<SimIbFabric>();
@@ -28,11 +18,11 @@ absl::StatusOr<std::unique_ptr<SimIbFabric>> SimIbFabricFromDb(const ib::Ibdiagn
   for (const ib::IbNode& n : db.nodes) {
     if (!n.guid.value || n.num_ports < 1) continue;
     if (n.type == ib::IbNodeType::kSwitch) {
-      fabric->AddSwitch(SwitchNameOf(n.description), *n.guid.value, n.num_ports);
+      fabric->AddSwitch(IbSwitchName(n.description), *n.guid.value, n.num_ports);
     } else if (n.type == ib::IbNodeType::kCa) {
       // NVIDIA's "<host> <device>".
+      const std::string host = IbHostOfDescription(n.description);
       const size_t space = n.description.find(' ');
-      const std::string host = n.description.substr(0, space);
       const std::string device =
           space == std::string::npos ? "" : n.description.substr(space + 1);
       fabric->AddHca(host, device, *n.guid.value, n.num_ports);

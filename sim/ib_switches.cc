@@ -56,6 +56,14 @@ uint32_t PackedSpeed(double gbps) {
 
 uint64_t Whole(double v) { return static_cast<uint64_t>(std::floor(v)); }
 
+// The GUID of the HCA a leaf's host port faces (gpu-node-<h> mlx5_<n>).
+uint64_t HcaGuidOf(const SwitchPort& p) {
+  int host = 0, nic = 0;
+  (void)std::sscanf(p.peer.c_str(), "gpu-node-%d", &host);
+  (void)std::sscanf(p.peer_device.c_str(), "mlx5_%d", &nic);
+  return IbSwitchModel::HcaGuid(host, nic);
+}
+
 }  // namespace
 
 uint64_t IbSwitchModel::SwitchGuid(int index) {
@@ -286,10 +294,7 @@ std::string IbSwitchModel::RenderDbCsv() const {
   for (int l = 0; l < fabric_.leaves(); ++l) {
     for (const SwitchPort& p : switches[l].ports) {
       if (p.uplink) continue;
-      int host = 0, nic = 0;
-      (void)std::sscanf(p.peer.c_str(), "gpu-node-%d", &host);
-      (void)std::sscanf(p.peer_device.c_str(), "mlx5_%d", &nic);
-      const std::string g = Guid(HcaGuid(host, nic));
+      const std::string g = Guid(HcaGuidOf(p));
       absl::StrAppend(&out, "\"", p.peer, " ", p.peer_device, "\",1,1,1,1,", g, ",", g, ",", g,
                       ",", kConnectX7DeviceId, ",128,0,", kMellanoxVendorId, ",1\n");
     }
@@ -318,10 +323,7 @@ std::string IbSwitchModel::RenderDbCsv() const {
     for (size_t q = 0; q < switches[l].ports.size(); ++q) {
       const SwitchPort& sp = switches[l].ports[q];
       if (sp.uplink) continue;
-      int host = 0, nic = 0;
-      (void)std::sscanf(sp.peer.c_str(), "gpu-node-%d", &host);
-      (void)std::sscanf(sp.peer_device.c_str(), "mlx5_%d", &nic);
-      const std::string g = Guid(HcaGuid(host, nic));
+      const std::string g = Guid(HcaGuidOf(sp));
       const PortState& p = ports_[l][q];
       if (p.up()) {
         absl::StrAppend(&out, g, ",", g, ",1,", hca_lid++, ",", WidthCode(p.width), ",", speed,
@@ -343,11 +345,7 @@ std::string IbSwitchModel::RenderDbCsv() const {
         absl::StrAppend(&out, Guid(SwitchGuid(l)), ",", q + 1, ",", Guid(SwitchGuid(sp.peer_switch)),
                         ",", sp.peer_port_index + 1, "\n");
       } else {
-        int host = 0, nic = 0;
-        (void)std::sscanf(sp.peer.c_str(), "gpu-node-%d", &host);
-        (void)std::sscanf(sp.peer_device.c_str(), "mlx5_%d", &nic);
-        absl::StrAppend(&out, Guid(SwitchGuid(l)), ",", q + 1, ",", Guid(HcaGuid(host, nic)),
-                        ",1\n");
+        absl::StrAppend(&out, Guid(SwitchGuid(l)), ",", q + 1, ",", Guid(HcaGuidOf(sp)), ",1\n");
       }
     }
   }
