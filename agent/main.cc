@@ -77,6 +77,11 @@ ABSL_FLAG(std::string, sysfs_root, "/sys",
 ABSL_FLAG(absl::Duration, interval, absl::Seconds(1), "poll interval");
 ABSL_FLAG(absl::Duration, rescan_interval, absl::Seconds(30),
           "how often to look for RDMA devices and netdevs that appeared or went away");
+ABSL_FLAG(absl::Duration, detail_interval, absl::Seconds(10),
+          "how often the RDMA ports' detail counters are read (packet counts by kind, CQE and "
+          "access errors, request counts, EFA and driver-only counters: the series no shipped "
+          "playbook or dashboard reads; docs/COLLECTORS.md); 0: every --interval, as the "
+          "counters the playbooks read always are");
 ABSL_FLAG(std::string, netdevs, "",
           "netdevs whose ethtool statistics and link events are collected: a regex matched "
           "against the whole name (\"ens1f0np0|ens2f0np0\", \"eth[0-7]\"); empty: every netdev "
@@ -140,7 +145,7 @@ railwatch::ProgramInfo AgentProgram() {
               {"Spool: nothing lost across outages and restarts (docs/OPERATIONS.md)",
                {"spool_dir", "spool_max_bytes", "max_queued_batches"}},
               {"Host collection (--role=host; docs/COLLECTORS.md)",
-               {"interval", "rescan_interval", "sysfs_root", "netdevs", "ethtool",
+               {"interval", "rescan_interval", "detail_interval", "sysfs_root", "netdevs", "ethtool",
                 "ethtool_dumps", "link_events", "lldp_source", "lldp_refresh", "log_paths",
                 "log_state_dir"}},
               {"Switch collection (--role=switch; docs/SWITCH_AGENT.md)",
@@ -269,10 +274,11 @@ int main(int argc, char** argv) {
     (*collector)->Start();
     collectors.push_back(*std::move(collector));
   } else {
-    collectors.push_back(std::make_unique<railwatch::RdmaSysfsCollector>(
-        railwatch::RdmaSysfsCollector::Options{absl::GetFlag(FLAGS_sysfs_root),
-                                               absl::GetFlag(FLAGS_rescan_interval)},
-        railwatch::RealClock::Get()));
+    railwatch::RdmaSysfsCollector::Options rdma{absl::GetFlag(FLAGS_sysfs_root),
+                                                absl::GetFlag(FLAGS_rescan_interval)};
+    rdma.detail_interval = absl::GetFlag(FLAGS_detail_interval);
+    collectors.push_back(
+        std::make_unique<railwatch::RdmaSysfsCollector>(rdma, railwatch::RealClock::Get()));
     if (absl::Status s = railwatch::AddNetdevCollectors(
             {absl::GetFlag(FLAGS_sysfs_root), absl::GetFlag(FLAGS_netdevs),
              absl::GetFlag(FLAGS_ethtool), absl::GetFlag(FLAGS_ethtool_dumps),

@@ -75,10 +75,15 @@ read -r poll_after _ </proc/$AG/task/$AG/schedstat
 poll_ns=$(( (poll_after - poll_before) / agent_cycles ))
 rss_kb=$(awk '/^VmRSS/ {print $2}' /proc/$AG/status)
 hwm_kb=$(awk '/^VmHWM/ {print $2}' /proc/$AG/status)
+# What the RSS is made of: pages only this process has (heap, stacks, its writable data) and
+# shared libraries' clean pages (gRPC, protobuf, libstdc++ ...: the same pages every process
+# that maps them uses, the daemon's too), and PSS, which divides shared pages among them.
+read -r private_kb shared_clean_kb pss_kb < <(awk '/^Private_(Clean|Dirty):/ {p += $2}
+  /^Shared_Clean:/ {s = $2} /^Pss:/ {q = $2} END {print p, s, q}' /proc/$AG/smaps_rollup)
 ag_series=$("$B/cli/railwatch" --server="$GRPC" agents --json | sed -n 's/.*"series": *"\{0,1\}\([0-9]*\).*/\1/p' | head -1)
 
 awk -v ne="$ne_ns" -v ag="$ag_ns" -v poll="$poll_ns" -v iv="$INTERVAL_MS" -v nes="$ne_series" -v ags="${ag_series:-?}" -v rss="$rss_kb" \
-    -v hwm="$hwm_kb" -v cycles="$CYCLES" -v nics="$(ls "$HOST_ROOT/class/infiniband" | wc -l)" 'BEGIN {
+    -v hwm="$hwm_kb" -v private="$private_kb" -v shared="$shared_clean_kb" -v pss="$pss_kb" -v cycles="$CYCLES" -v nics="$(ls "$HOST_ROOT/class/infiniband" | wc -l)" 'BEGIN {
   printf "tree: 1 host, %d NICs; %d cycles each\n", nics, cycles
   printf "%-36s %12s %8s\n", "", "CPU/cycle", "series"
   printf "%-36s %9.1f us %8s\n", "node_exporter infiniband (scrape)", ne / 1000, nes
@@ -87,7 +92,7 @@ awk -v ne="$ne_ns" -v ag="$ag_ns" -v poll="$poll_ns" -v iv="$INTERVAL_MS" -v nes
   printf "agent interval: %d ms\n", iv
   printf "ratio agent / node_exporter: %.3f whole process, %.3f poll thread (target <= 0.2)\n", ag / ne, poll / ne
   printf "agent CPU per cycle: %.3f ms whole process, %.3f ms poll thread (target <= 1 ms)\n", ag / 1e6, poll / 1e6
-  printf "agent RSS: %.1f MB, peak %.1f MB (target <= 20 MB)\n", rss / 1024, hwm / 1024
+  printf "agent RSS: %.1f MB, peak %.1f MB (target <= 20 MB): %.1f MB its own, %.1f MB shared library pages; PSS %.1f MB\n", rss / 1024, hwm / 1024, private / 1024, shared / 1024, pss / 1024
   # For bench/run: share of one core at this interval (issue 8: at most 0.5% at 1 s).
   printf "FIGURE agent_cpu_percent_of_core %.3f %%\n", ag / (iv * 1e6) * 100
   # Side by side with node_exporter on the same tree (issue 19 item 9: at most 0.40).
@@ -96,4 +101,7 @@ awk -v ne="$ne_ns" -v ag="$ag_ns" -v poll="$poll_ns" -v iv="$INTERVAL_MS" -v nes
   printf "FIGURE node_exporter_cpu_per_scrape_ms %.3f ms\n", ne / 1e6
   printf "FIGURE agent_to_node_exporter_ratio %.3f ratio\n", ag / ne
   printf "FIGURE agent_rss_mb %.1f MB\n", hwm / 1024
+  printf "FIGURE agent_private_mb %.1f MB\n", private / 1024
+  printf "FIGURE agent_shared_library_mb %.1f MB\n", shared / 1024
+  printf "FIGURE agent_pss_mb %.1f MB\n", pss / 1024
 }'

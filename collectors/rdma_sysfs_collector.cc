@@ -120,7 +120,7 @@ void RdmaSysfsCollector::AddDriverCounters(Emitter& emitter, const std::string& 
                                                std::move(series_labels))
                         : emitter.DefineSeries("fabric_rdma_driver_stat_total",
                                                MetricKind::kCounter, std::move(series_labels));
-    counters_.push_back({std::move(*file), id, 1, gauge, 0, -1, {}});
+    counters_.push_back({std::move(*file), id, 1, gauge, /*detail=*/true, 0, -1, {}});
   }
 }
 
@@ -186,6 +186,7 @@ void RdmaSysfsCollector::DiscoverPort(Emitter& emitter, const std::string& devic
       if (!value.ok() || !value->has_value()) continue;
       uint32_t id = emitter.DefineSeries(spec.name, spec.kind, labels);
       OpenCounter counter{std::move(*file), id, source.scale, spec.kind == MetricKind::kGauge,
+                          spec.detail,
                           source.pma_bits ? (uint64_t{1} << source.pma_bits) - 1 : 0, -1, {}};
       if (counter.saturated_at != 0) {
         counter.saturation_labels = labels;
@@ -278,11 +279,15 @@ absl::Status RdmaSysfsCollector::Collect(Emitter& emitter) {
   if (now >= next_rescan_) {
     if (absl::Status s = Discover(emitter); !s.ok()) return s;
     next_rescan_ = now + options_.rescan_interval;
+    next_detail_ = absl::InfinitePast();  // a new device's detail series get their first point
   }
+  const bool read_detail = now >= next_detail_;
+  if (read_detail) next_detail_ = now + options_.detail_interval;
   const int64_t t = absl::ToUnixNanos(now);
   size_t failed = 0;
   absl::Status first_error;
   for (OpenCounter& c : counters_) {
+    if (c.detail && !read_detail) continue;
     absl::StatusOr<std::optional<uint64_t>> value = c.file.ReadCounter();
     if (!value.ok()) {
       if (failed++ == 0) first_error = value.status();

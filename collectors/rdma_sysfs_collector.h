@@ -42,6 +42,11 @@ class RdmaSysfsCollector final : public Collector {
     bool use_verbs = true;
     // Also collect counters that have no canonical name.
     bool driver_counters = true;
+    // How often detail counters are read: the canonical series the vocabulary marks `detail`
+    // (no shipped playbook or dashboard reads them) and the driver's own counters. Every other
+    // counter, port state and rate are read every cycle. Zero: every cycle. The first cycle
+    // after each discovery reads them all.
+    absl::Duration detail_interval = absl::ZeroDuration();
   };
 
   RdmaSysfsCollector(Options options, const Clock& clock);
@@ -61,6 +66,7 @@ class RdmaSysfsCollector final : public Collector {
     uint32_t series_id;
     uint32_t scale;
     bool gauge;
+    bool detail;  // read every detail_interval only
     // Raw value at which a PMA counter stops counting; 0 when it cannot saturate.
     uint64_t saturated_at;
     // fabric_rdma_counter_saturated, defined the first time the counter saturates.
@@ -91,6 +97,7 @@ class RdmaSysfsCollector final : public Collector {
   std::vector<uint32_t> info_series_;
   bool verbs_unavailable_logged_ = false;
   absl::Time next_rescan_ = absl::InfinitePast();
+  absl::Time next_detail_ = absl::InfinitePast();
 };
 
 }  // namespace railwatch

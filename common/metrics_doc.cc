@@ -28,6 +28,7 @@ std::vector<std::string> Sources(const MetricSpec& m) {
   for (std::string_view f : m.netdev_sysfs) {
     out.push_back(absl::StrCat("sysfs `class/net/<netdev>/", AsAbsl(f), "`"));
   }
+  if (m.detail) out.push_back("detail: read every `--detail_interval` (10 s)");
   return out;
 }
 
@@ -45,6 +46,8 @@ std::string RenderMetricsMarkdown() {
       "carry (a bytes, bits, packets or frames counter above line rate; a microseconds counter\n"
       "faster than the clock) is rejected and counted in\n"
       "`railwatch_store_traps_total{reason}` (docs/STORE.md, \"Counter semantics\").\n\n"
+      "A *detail* series is read by the host agent every `--detail_interval` (10 s) instead of\n"
+      "every cycle: no shipped playbook or dashboard reads it (docs/COLLECTORS.md, \"Cadence\").\n\n"
       "| metric | kind | unit | sources | help |\n"
       "|---|---|---|---|---|\n";
   for (const MetricSpec& m : CanonicalMetrics()) {

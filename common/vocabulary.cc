@@ -1,6 +1,8 @@
 #include "common/vocabulary.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include "absl/container/flat_hash_map.h"
 
@@ -26,6 +28,53 @@ CounterBound BoundFromUnit(const MetricSpec& spec) {
   }
   return CounterBound::kNone;
 }
+
+// Series the host agent reads every --detail_interval instead of every cycle (the RDMA
+// collector; docs/COLLECTORS.md "Cadence"): the per-port counters no shipped playbook, dashboard
+// or daemon code reads. They are most of a port's files (33 of the 52 a ConnectX port has), so
+// reading them every tenth cycle roughly halves the poll thread's reads. A playbook that needs
+// one of them at the poll interval runs with agents at --detail_interval=0; playbook_test checks
+// that no shipped playbook or dashboard names one.
+constexpr std::string_view kDetailSeries[] = {
+    "fabric_rdma_port_transmit_packets_total",
+    "fabric_rdma_port_receive_packets_total",
+    "fabric_rdma_port_unicast_transmit_packets_total",
+    "fabric_rdma_port_unicast_receive_packets_total",
+    "fabric_rdma_port_multicast_transmit_packets_total",
+    "fabric_rdma_port_multicast_receive_packets_total",
+    "fabric_rdma_port_receive_switch_relay_errors_total",
+    "fabric_rdma_port_receive_constraint_errors_total",
+    "fabric_rdma_port_transmit_constraint_errors_total",
+    "fabric_rdma_vl15_dropped_total",
+    "fabric_rdma_implied_nak_sequence_errors_total",
+    "fabric_rdma_rnr_nak_retry_errors_total",
+    "fabric_rdma_out_of_buffer_total",
+    "fabric_rdma_duplicate_requests_total",
+    "fabric_rdma_requester_cqe_errors_total",
+    "fabric_rdma_responder_cqe_errors_total",
+    "fabric_rdma_requester_cqe_flush_errors_total",
+    "fabric_rdma_responder_cqe_flush_errors_total",
+    "fabric_rdma_requester_remote_access_errors_total",
+    "fabric_rdma_requester_remote_invalid_requests_total",
+    "fabric_rdma_responder_local_length_errors_total",
+    "fabric_rdma_responder_remote_access_errors_total",
+    "fabric_rdma_transport_retries_exceeded_total",
+    "fabric_rdma_rnr_retries_exceeded_total",
+    "fabric_rdma_read_requests_received_total",
+    "fabric_rdma_write_requests_received_total",
+    "fabric_rdma_atomic_requests_received_total",
+    "fabric_rdma_dct_connects_received_total",
+    "fabric_roce_adaptive_retransmission_timeouts_total",
+    "fabric_roce_slow_restarts_total",
+    "fabric_roce_slow_restart_cnps_total",
+    "fabric_roce_slow_restart_transitions_total",
+    "fabric_roce_cnp_ignored_total",
+    "fabric_rdma_retransmitted_packets_total",
+    "fabric_rdma_retransmit_timeouts_total",
+    "fabric_rdma_unresponsive_remote_events_total",
+    "fabric_rdma_impaired_remote_connection_events_total",
+    "fabric_rdma_receive_drops_total",
+};
 
 const std::vector<MetricSpec>& Table() {
   // Names follow the Prometheus conventions: base units, `_total` on counters.
@@ -512,7 +561,18 @@ const std::vector<MetricSpec>& Table() {
        {}},
       // ---- end of switch (gNMI) block --------------------------------------------------------
   };
-  for (MetricSpec& spec : table) spec.bound = BoundFromUnit(spec);
+  size_t details = 0;
+  for (MetricSpec& spec : table) {
+    spec.bound = BoundFromUnit(spec);
+    spec.detail = std::find(std::begin(kDetailSeries), std::end(kDetailSeries), spec.name) !=
+                  std::end(kDetailSeries);
+    details += spec.detail ? 1 : 0;
+  }
+  // A misspelt name in kDetailSeries would silently read that series every cycle.
+  if (details != std::size(kDetailSeries)) {
+    std::fprintf(stderr, "vocabulary: kDetailSeries names a series the table lacks\n");
+    std::abort();
+  }
   return table;
   }();
   return table;

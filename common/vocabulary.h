@@ -65,6 +65,10 @@ struct MetricSpec {
   std::vector<std::string_view> netdev_sysfs = {};
   // Counters: how far one step may go; set from the unit when the table is built.
   CounterBound bound = CounterBound::kNone;
+  // A detail series: read from sysfs every --detail_interval (10 s) rather than every cycle,
+  // because no shipped playbook or dashboard reads it (kDetailSeries in vocabulary.cc; a test
+  // keeps it so). Set when the table is built.
+  bool detail = false;
 };
 
 // Every canonical fabric series.

@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
+#include "common/vocabulary.h"
 #include "engine/diagnosis_text.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -44,6 +45,38 @@ TEST(LoadPlaybooks, ShippedRulesLoadCleanly) {
   EXPECT_EQ(it->group_by, (std::vector<std::string>{"link"}));
   EXPECT_THAT(it->runbook, HasSubstr("runbooks/link-flap.md"));
   EXPECT_THAT(it->condition->ToString(), HasSubstr("fabric_rdma_link_downed_total[5m]"));
+}
+
+// Agents read the vocabulary's detail series only every --detail_interval (10 s, issue 19 item 9):
+// a shipped playbook or dashboard that read one would see a point every ten seconds.
+TEST(LoadPlaybooks, NoShippedPlaybookOrDashboardReadsADetailSeries) {
+  LoadResult r = LoadPlaybooks({RAILWATCH_RULES_SOURCE_DIR});
+  ASSERT_FALSE(r.playbooks.empty());
+  size_t names_read = 0;
+  for (const Playbook& pb : r.playbooks) {
+    std::vector<std::string> names;
+    pb.condition->CollectMetricNames(names);
+    names_read += names.size();
+    for (const std::string& name : names) {
+      const MetricSpec* spec = FindMetric(name);
+      EXPECT_FALSE(spec != nullptr && spec->detail) << pb.name << " reads detail series " << name;
+    }
+  }
+  EXPECT_GT(names_read, r.playbooks.size());
+  size_t dashboards = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(RAILWATCH_SOURCE_DIR) + "/dashboards/json")) {
+    if (entry.path().extension() != ".json") continue;
+    ++dashboards;
+    std::ifstream in(entry.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (const MetricSpec& spec : CanonicalMetrics()) {
+      if (!spec.detail) continue;
+      EXPECT_EQ(text.find(spec.name), std::string::npos)
+          << entry.path().filename() << " reads detail series " << spec.name;
+    }
+  }
+  EXPECT_GT(dashboards, 0u);
 }
 
 // At 3 AM the first command is the one that confirms the culprit on the culprit (issue 19 item

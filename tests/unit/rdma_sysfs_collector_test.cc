@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "common/vocabulary.h"
 #include "support/recording_emitter.h"
 #include "support/ttar.h"
 
@@ -182,6 +183,58 @@ TEST(RdmaSysfsCollector, OpensOnceAndPreadsNewValues) {
   Overwrite(port + "/counters/link_downed", "0\n");
   ASSERT_TRUE(c.Collect(e).ok());
   EXPECT_EQ(e.Get(Key("fabric_rdma_link_downed_total", "mlx5_7", "1")), 0u);
+}
+
+TEST(RdmaSysfsCollector, DetailCountersAreReadEveryDetailIntervalTheRestEveryCycle) {
+  TempDir dir;
+  const std::string port = absl::StrCat(dir.path(), "/class/infiniband/mlx5_0/ports/1");
+  std::filesystem::create_directories(port + "/counters");
+  std::filesystem::create_directories(port + "/hw_counters");
+  // Read every cycle: a playbook's counter. Detail: a CQE error count and a driver-only one.
+  std::ofstream(port + "/counters/symbol_error") << "1\n";
+  std::ofstream(port + "/hw_counters/req_cqe_error") << "10\n";
+  std::ofstream(port + "/hw_counters/vendor_only_thing") << "100\n";
+  ASSERT_FALSE(FindMetric("fabric_rdma_symbol_errors_total")->detail);
+  ASSERT_TRUE(FindMetric("fabric_rdma_requester_cqe_errors_total")->detail);
+  FakeClock clock;
+  RdmaSysfsCollector::Options options{dir.path(), absl::Hours(1)};
+  options.detail_interval = absl::Seconds(10);
+  RdmaSysfsCollector c(options, clock);
+  RecordingEmitter e;
+  const std::string cqe = Key("fabric_rdma_requester_cqe_errors_total", "mlx5_0", "1");
+  const std::string driver = "fabric_rdma_driver_stat_total{counter=\"vendor_only_thing\",device=\"mlx5_0\",port=\"1\"}";
+  // The first cycle reads everything, so that every series has its first point at once.
+  ASSERT_TRUE(c.Collect(e).ok());
+  EXPECT_EQ(e.Get(cqe), 10u);
+  EXPECT_EQ(e.Get(driver), 100u);
+  const size_t first_cycle = e.points;
+
+  Overwrite(port + "/counters/symbol_error", "2\n");
+  Overwrite(port + "/hw_counters/req_cqe_error", "11\n");
+  Overwrite(port + "/hw_counters/vendor_only_thing", "101\n");
+  for (int second = 1; second < 10; ++second) {
+    clock.Advance(absl::Seconds(1));
+    ASSERT_TRUE(c.Collect(e).ok());
+    EXPECT_EQ(e.Get(Key("fabric_rdma_symbol_errors_total", "mlx5_0", "1")), 2u);
+    EXPECT_EQ(e.Get(cqe), 10u) << "read again after " << second << " s";
+    EXPECT_EQ(e.Get(driver), 100u);
+  }
+  // Nine cycles without the two detail counters.
+  EXPECT_EQ(e.points - first_cycle, 9 * (first_cycle - 2));
+  clock.Advance(absl::Seconds(1));
+  ASSERT_TRUE(c.Collect(e).ok());
+  EXPECT_EQ(e.Get(cqe), 11u);
+  EXPECT_EQ(e.Get(driver), 101u);
+
+  // Zero (the collector's own default): every cycle.
+  options.detail_interval = absl::ZeroDuration();
+  RdmaSysfsCollector every(options, clock);
+  RecordingEmitter e2;
+  ASSERT_TRUE(every.Collect(e2).ok());
+  Overwrite(port + "/hw_counters/req_cqe_error", "12\n");
+  clock.Advance(absl::Seconds(1));
+  ASSERT_TRUE(every.Collect(e2).ok());
+  EXPECT_EQ(e2.Get(cqe), 12u);
 }
 
 TEST(RdmaSysfsCollector, DeviceThatAppearsIsFoundAtRescan) {
