@@ -50,6 +50,10 @@ Outcome LogParser::State::Dispatch(const internal::Line& line) {
     }
     ras.Finish(ctx);
   }
+  if (!is_nccl && !is_pytorch) {
+    o = internal::RasParser::FeedMonitorLine(line, ctx);
+    if (o != Outcome::kNotMine) return o;
+  }
   if (is_nccl) return nccl.Feed(line, &nl, ctx);
   if (internal::NcclParser::IsBareVersionLine(line.text)) return nccl.Feed(line, nullptr, ctx);
   if (is_pytorch) {

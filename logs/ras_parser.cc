@@ -1,5 +1,7 @@
 #include "logs/ras_parser.h"
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -31,9 +33,62 @@ absl::string_view LastWord(absl::string_view t) {
 
 }  // namespace
 
+// "Group     Comms     Nodes     Ranks ..." (the communicators table's first header line).
+bool IsGroupTableHeader(absl::string_view t) {
+  std::vector<absl::string_view> w = Words(t);
+  return w.size() >= 4 && w[0] == "Group" && w[1] == "Comms" && w[2] == "Nodes";
+}
+
+// "#0-0 (fa93daea854b060b) MISMATCH": a communicator's block.
+bool IsCommBlockHeader(absl::string_view t) {
+  std::vector<absl::string_view> w = Words(t);
+  return w.size() >= 3 && w[0].size() >= 4 && w[0][0] == '#' && scan::IsDigit(w[0][1]) &&
+         absl::StrContains(w[0], "-") && absl::StartsWith(w[1], "(") && absl::EndsWith(w[1], ")");
+}
+
 bool RasParser::StartsReport(absl::string_view text) {
+  const absl::string_view t = Trim(text);
   return (absl::StartsWith(text, "NCCL version ") && absl::StrContains(text, "compiled with")) ||
-         Trim(text) == "Job summary";
+         t == "Job summary" || absl::StartsWith(t, "Communicators... (") ||
+         IsGroupTableHeader(t) || ((t == "Errors" || t == "Warnings") && t == text) ||
+         (t == text && IsCommBlockHeader(t));
+}
+
+Outcome RasParser::FeedMonitorLine(const Line& line, Context& ctx) {
+  // "[YYYY-MM-DD hh:mm:ss] EVENT: details"; the line reader has already taken the timestamp
+  // off `text` (and into time_unix_nano), so it is read back from `raw`.
+  absl::string_view rest = line.text;
+  const size_t open = line.raw.find('[');
+  if (open == absl::string_view::npos || line.raw.size() < open + 22 ||
+      line.raw[open + 20] != ']') {
+    return Outcome::kNotMine;
+  }
+  const absl::string_view stamp = line.raw.substr(open + 1, 19);
+  if (stamp[4] != '-' || stamp[7] != '-' || stamp[10] != ' ' || stamp[13] != ':') {
+    return Outcome::kNotMine;
+  }
+  if (absl::StartsWith(rest, "[")) rest = Trim(rest.substr(std::min(rest.size(), size_t{21})));
+  const size_t colon = rest.find(": ");
+  if (colon == absl::string_view::npos || colon == 0) return Outcome::kNotMine;
+  const absl::string_view event = rest.substr(0, colon);
+  for (char c : event) {
+    if (!(c == '_' || (c >= 'A' && c <= 'Z'))) return Outcome::kNotMine;
+  }
+  const absl::string_view details = rest.substr(colon + 2);
+  // The peer: "Process 1524345 on node 172.16.64.245 managing GPU 1".
+  std::vector<absl::string_view> w = Words(details);
+  if (w.size() < 5 || w[0] != "Process" || !IsDigits(w[1]) || w[2] != "on" || w[3] != "node") {
+    return Outcome::kNotMine;
+  }
+  LogEvent e = ctx.Begin("nccl_ras.event", line);
+  Set(e, "event", event);
+  Set(e, "timestamp", stamp);
+  Set(e, "pid", w[1]);
+  Set(e, "node", w[4]);
+  if (w.size() >= 8 && w[5] == "managing" && w[6] == "GPU") Set(e, "gpus", w[7]);
+  Set(e, "details", details);
+  ctx.Emit(std::move(e));
+  return Outcome::kEvent;
 }
 
 void RasParser::Append(std::string& list, absl::string_view value) {
@@ -54,7 +109,18 @@ void RasParser::Start(const Line& line, Context& ctx) {
 Outcome RasParser::Feed(const Line& line, Context& ctx) {
   absl::string_view text = line.text;
   absl::string_view t = Trim(text);
-  if (StartsReport(text)) {
+  if (!active_ && StartsReport(text) && !absl::StartsWith(text, "NCCL version ") &&
+      t != "Job summary") {
+    // A report pasted from its middle: begin it in the section this line opens.
+    Start(line, ctx);
+    if (absl::StartsWith(t, "Communicators... (") || IsGroupTableHeader(t)) {
+      section_ = Section::kCommunicators;
+    } else {
+      section_ = t == "Warnings" ? Section::kWarnings : Section::kErrors;
+      if (t == "Errors" || t == "Warnings") return Outcome::kKnown;
+    }
+  } else if (StartsReport(text) && (absl::StartsWith(text, "NCCL version ") ||
+                                    t == "Job summary")) {
     if (!active_ || absl::StartsWith(text, "NCCL version ") || section_ != Section::kHeader) {
       Start(line, ctx);
     }
@@ -104,7 +170,11 @@ Outcome RasParser::Feed(const Line& line, Context& ctx) {
     case Section::kJob:
       return JobLine(t);
     case Section::kCommunicators:
-      return GroupLine(line, t, ctx);
+      // A pasted report may go on from the table to a communicator's block with no "Errors"
+      // or "Warnings" title between them (the title elided).
+      if (!IsCommBlockHeader(t)) return GroupLine(line, t, ctx);
+      section_ = Section::kErrors;
+      [[fallthrough]];
     case Section::kErrors:
     case Section::kWarnings:
       if (absl::StartsWith(t, "#") && t.size() > 1 && scan::IsDigit(t[1])) {
@@ -233,7 +303,9 @@ Outcome RasParser::DetailLine(absl::string_view t) {
     } else if (block_ == "TIMEOUT" && absl::StartsWith(t, "Encountered ")) {
       Set(report_, "timeouts", w.size() > 1 ? w[1] : "");
     } else if (absl::StartsWith(t, "Process ") && w.size() >= 5) {
+      // "Process 3487984 on node 172.16.64.213 managing GPU 5"
       Append(block_ == "DEAD" ? dead_nodes_ : missing_nodes_, w[4]);
+      Append(block_ == "DEAD" ? dead_pids_ : missing_pids_, w[1]);
     }
     return Outcome::kEvent;
   }
@@ -248,6 +320,22 @@ Outcome RasParser::DetailLine(absl::string_view t) {
     Set(issue, "op", op.substr(0, op.size() - 17));
   } else if (absl::StartsWith(t, "Rank ")) {
     AddRankDetail(t);
+    // 2.30's single-rank form: "Rank 7 has launched up to operation 60 -- GPU 3 managed by ..."
+    if (const size_t dashes = t.find(" -- "); absl::StrContains(t, " has launched up to operation ") &&
+                                              dashes != absl::string_view::npos) {
+      std::string list = issue.Get("op_counts") ? *issue.Get("op_counts") : "";
+      absl::StrAppend(&list, list.empty() ? "" : ",", LastWord(t.substr(0, dashes)), ":1");
+      issue.Set("op_counts", list);
+    }
+  } else if (absl::StartsWith(t, "The missing rank") && absl::StrContains(t, ":")) {
+    // 2.24: "The missing rank: 21" / "The missing ranks: 3, 21"
+    for (absl::string_view id : absl::StrSplit(t.substr(t.find(':') + 1), ',')) {
+      id = Trim(id);
+      if (!IsDigits(id)) continue;
+      std::string list = issue.Get("missing_rank_ids") ? *issue.Get("missing_rank_ids") : "";
+      Append(list, id);
+      issue.Set("missing_rank_ids", list);
+    }
   } else if (w.size() >= 2 && IsDigits(w[0]) && w[1] == "ranks") {
     // "30 ranks have launched up to operation 640", "2 ranks have status RUNNING".
     absl::string_view key = absl::StrContains(t, "status") ? "status_counts" : "op_counts";
@@ -273,6 +361,8 @@ void RasParser::Finish(Context& ctx) {
   if (!outlier_pids_.empty()) report_.Set("outlier_pids", outlier_pids_);
   if (!dead_nodes_.empty()) report_.Set("dead_nodes", dead_nodes_);
   if (!missing_nodes_.empty()) report_.Set("missing_nodes", missing_nodes_);
+  if (!dead_pids_.empty()) report_.Set("dead_pids", dead_pids_);
+  if (!missing_pids_.empty()) report_.Set("missing_pids", missing_pids_);
   ctx.Emit(std::move(report_));
   for (LogEvent& issue : issues_) ctx.Emit(std::move(issue));
   report_ = LogEvent();
@@ -286,6 +376,8 @@ void RasParser::Finish(Context& ctx) {
   outlier_pids_.clear();
   dead_nodes_.clear();
   missing_nodes_.clear();
+  dead_pids_.clear();
+  missing_pids_.clear();
   groups_ = 0;
 }
 

@@ -15,8 +15,15 @@ namespace railwatch::logs::internal {
 
 class RasParser {
  public:
-  // "NCCL version 2.26.2 compiled with CUDA 12.6" or "Job summary": a report begins.
+  // A report begins: "NCCL version 2.26.2 compiled with CUDA 12.6", "Job summary", or, in a
+  // report pasted from its middle, "Communicators... (2.05s)", the group table's header,
+  // "Errors" or "Warnings", or a "#0-0 (cf264af53edbe986) INCOMPLETE" communicator block.
   static bool StartsReport(absl::string_view text);
+
+  // One line of `ncclras -m` (MONITOR mode, 2.29+): "[2025-12-19 13:07:07] PEER_DEAD: Process
+  // 1524345 on node 172.16.64.245 managing GPU 1" becomes an nccl_ras.event. kNotMine when the
+  // line is not one.
+  static Outcome FeedMonitorLine(const Line& line, Context& ctx);
 
   bool active() const { return active_; }
 
@@ -44,7 +51,7 @@ class RasParser {
   std::string block_;       // "INCOMPLETE", "DEAD", "TIMEOUT" outside a #G-C block
   std::string units_line_;  // the second header line of the last job-summary table
   std::string statuses_, errors_, outlier_nodes_, outlier_ranks_, outlier_pids_;
-  std::string dead_nodes_, missing_nodes_;
+  std::string dead_nodes_, missing_nodes_, dead_pids_, missing_pids_;
   int groups_ = 0;
 };
 

@@ -194,8 +194,10 @@ gtest_discover_tests(railwatch_auth_tests TEST_PREFIX "auth." DISCOVERY_TIMEOUT 
 add_executable(railwatch_logs_tests
   unit/logs/inline_formats_test.cc
   unit/logs/log_test_util.cc
+  unit/logs/nccl_inspector_test.cc
   unit/logs/nccl_samples_test.cc
   unit/logs/other_samples_test.cc
+  unit/logs/ras_samples_test.cc
   unit/logs/robustness_test.cc
   unit/logs/triage_playbook_test.cc
   unit/logs/triage_test.cc)

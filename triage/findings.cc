@@ -330,8 +330,14 @@ void Analyzer::Ras() {
   std::string job;
   for (const LogEvent& e : events_) {
     if (e.kind == "nccl_ras.report") {
-      job = absl::StrCat("NCCL ", e.Value("nccl_version"), ", ", e.Value("nodes"), " nodes, ",
-                         e.Value("processes"), " processes, ", e.Value("gpus"), " GPUs");
+      // A report pasted from its middle, or in JSON, has no job summary: say what there is.
+      job = absl::StrCat("NCCL ", e.Value("nccl_version").empty() ? "?" : e.Value("nccl_version"));
+      for (const char* what : {"nodes", "processes", "gpus", "comms"}) {
+        if (e.Value(what).empty()) continue;
+        absl::StrAppend(&job, ", ", e.Value(what), " ",
+                        std::string_view(what) == "gpus" ? "GPUs"
+                        : std::string_view(what) == "comms" ? "communicators" : what);
+      }
       // Its communicator blocks (next events) tell the story; a report without any still fails.
       if (e.Value("errors") == "OK" || N(e, "issues", 0) > 0) continue;
       TriageFinding& f = Group("ras:" + e.source + ":" + absl::StrCat(e.line), Level::kFailure, e);
@@ -346,12 +352,17 @@ void Analyzer::Ras() {
       continue;
     }
     if (e.kind != "nccl_ras.comm_issue") continue;
-    TriageFinding& f = Group("rasc:" + e.source + ":" + absl::StrCat(e.line), Level::kFailure, e);
+    TriageFinding& f = Group(
+        absl::StrCat("rasc:", e.source, ":", e.line, ":", e.Value("comm_hash")), Level::kFailure, e);
+    // The text report numbers communicators (#0-0); JSON names them by hash only.
+    const std::string number = e.Value("group").empty()
+                                   ? ""
+                                   : absl::StrCat("#", e.Value("group"), "-", e.Value("comm"), " ");
     f.title = absl::StrCat(
-        "NCCL RAS: communicator #", e.Value("group"), "-", e.Value("comm"), " (", e.Value("comm_hash"), ") ",
+        "NCCL RAS: communicator ", number, "(", e.Value("comm_hash"), ") ",
         e.Value("issue"), e.Value("op").empty() ? "" : ": " + e.Value("op") + " operation counts differ");
     if (!job.empty()) f.details.emplace_back("job", job);
-    f.details.emplace_back("details", e.Value("details"));
+    if (!e.Value("details").empty()) f.details.emplace_back("details", e.Value("details"));
     std::string outliers;
     if (!e.Value("ranks").empty()) {
       outliers = absl::StrCat("ranks ", e.Value("ranks"), " (GPUs ", e.Value("gpus"), ", pids ",

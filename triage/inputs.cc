@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "absl/strings/str_cat.h"
+#include "logs/ras_json.h"
 #include "triage/ib.h"
 #include "triage/rdma.h"
 
@@ -44,7 +45,7 @@ struct IbText {
   void Decide() {
     if (decided) return;
     decided = true;
-    keep = LooksLikeIbToolOutput(text);
+    keep = LooksLikeIbToolOutput(text) || logs::LooksLikeRasJson(text);
     if (!keep) std::string().swap(text);
   }
 };
@@ -156,7 +157,18 @@ TriageInputs ReadTriageInputs(const std::vector<std::string>& files, std::istrea
       err << "railwatch triage: " << file << ": over " << (kMaxIbBytes >> 20)
           << " MiB: not read as InfiniBand tool output\n";
     }
-    if (ib.keep) {
+    if (ib.keep && logs::LooksLikeRasJson(ib.text)) {
+      // NCCL RAS in JSON (`ncclras -f json`, MONITOR events): read whole.
+      std::vector<std::string> problems;
+      std::vector<LogEvent> ras = logs::ParseRasJson(ib.text, file, problems);
+      for (const std::string& p : problems) err << "railwatch triage: " << p << "\n";
+      // Its lines are the document's, not unknown log lines.
+      input.stats.recognized += input.stats.unknown;
+      input.stats.unknown = 0;
+      input.stats.events += ras.size();
+      out.events.insert(out.events.end(), std::make_move_iterator(ras.begin()),
+                        std::make_move_iterator(ras.end()));
+    } else if (ib.keep) {
       std::vector<std::string> problems;
       std::vector<LogEvent> ib_events = IbToolEvents(ib.text, file, problems);
       input.ib_kind = IbToolKind(ib.text);
