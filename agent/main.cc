@@ -16,6 +16,7 @@
 #include "collectors/link_setup.h"
 #include "collectors/lldp_collector.h"
 #include "collectors/log_collector.h"
+#include "collectors/nccl_ras_collector.h"
 #include "collectors/rdma_sysfs_collector.h"
 #include "common/logging.h"
 #include "common/program.h"
@@ -107,6 +108,18 @@ ABSL_FLAG(bool, link_events, true,
 ABSL_FLAG(std::string, log_paths, "",
           "NCCL / PyTorch / nccl-tests logs to tail, comma-separated files or glob patterns "
           "(\"/var/log/nccl/*.log\"); empty: no log collector");
+ABSL_FLAG(std::string, nccl_ras, "auto",
+          "--role=host: NCCL RAS endpoints to ask about this host's jobs (missing, dead or "
+          "stuck ranks; docs/JOBS.md): auto (127.0.0.1:28028 and every NCCL_RAS_ADDR in the "
+          "environment of a process here, when --sysfs_root is /sys; off for a simulated "
+          "tree), off, or HOST:PORT[,HOST:PORT...]");
+ABSL_FLAG(absl::Duration, nccl_ras_interval, absl::Seconds(30),
+          "--role=host: how often each listening NCCL RAS endpoint is asked for its STATUS");
+ABSL_FLAG(absl::Duration, nccl_ras_timeout, absl::Seconds(5),
+          "--role=host: the most one RAS query may take, connection to last byte");
+ABSL_FLAG(absl::Duration, nccl_ras_init_grace, absl::Seconds(60),
+          "--role=host: how long after a RAS endpoint starts listening (a job starting) it is "
+          "left alone: NCCL before 2.27.3 can crash when asked while communicators initialise");
 ABSL_FLAG(std::string, log_state_dir, "/var/lib/railwatch-agent",
           "where the log tailer keeps its read offsets across restarts (and, by default, the "
           "spool: see --spool_dir)");
@@ -148,6 +161,8 @@ railwatch::ProgramInfo AgentProgram() {
                {"interval", "rescan_interval", "detail_interval", "sysfs_root", "netdevs", "ethtool",
                 "ethtool_dumps", "link_events", "lldp_source", "lldp_refresh", "log_paths",
                 "log_state_dir"}},
+              {"NCCL RAS (--role=host; docs/JOBS.md)",
+               {"nccl_ras", "nccl_ras_interval", "nccl_ras_timeout", "nccl_ras_init_grace"}},
               {"Switch collection (--role=switch; docs/SWITCH_AGENT.md)",
                {"gnmi_targets", "gnmi_profiles", "topology"}},
               {"InfiniBand fabric (--role=ib-fabric; docs/INFINIBAND.md)",
@@ -310,6 +325,26 @@ int main(int argc, char** argv) {
       log_options.tailer.state_dir = absl::GetFlag(FLAGS_log_state_dir);
       collectors.push_back(std::make_unique<railwatch::LogCollector>(std::move(log_options),
                                                                      railwatch::RealClock::Get()));
+    }
+  }
+
+  if (role == "host") {
+    std::string ras = absl::GetFlag(FLAGS_nccl_ras);
+    if (ras == "auto" && absl::GetFlag(FLAGS_sysfs_root) != "/sys") ras = "off";
+    if (absl::StatusOr<std::vector<railwatch::RasEndpoint>> endpoints =
+            railwatch::RasEndpoints(ras == "auto" ? "off" : ras, "/proc");
+        !endpoints.ok()) {
+      spdlog::critical("--nccl_ras: {}", endpoints.status().message());
+      return 2;
+    }
+    if (ras != "off") {
+      railwatch::NcclRasCollector::Options ras_options;
+      ras_options.endpoints = ras;
+      ras_options.interval = absl::GetFlag(FLAGS_nccl_ras_interval);
+      ras_options.timeout = absl::GetFlag(FLAGS_nccl_ras_timeout);
+      ras_options.init_grace = absl::GetFlag(FLAGS_nccl_ras_init_grace);
+      collectors.push_back(std::make_unique<railwatch::NcclRasCollector>(
+          std::move(ras_options), railwatch::RealClock::Get()));
     }
   }
 

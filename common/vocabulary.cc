@@ -649,6 +649,11 @@ std::span<const SelfMetricSpec> AgentSelfMetrics() {
       {"railwatch_ib_scan_switch_ports", kGauge,
        "InfiniBand switch ports whose counters the last scan had."},
       // The host agent's log tailer and parsers (docs/LOG_TAILING.md).
+      {"railwatch_nccl_ras_queries_total", kCounter,
+       "STATUS queries of an NCCL RAS endpoint (label endpoint) by result: ok, refused, failed "
+       "(no answer within --nccl_ras_timeout, or not a RAS endpoint)."},
+      {"railwatch_nccl_ras_up", kGauge,
+       "1 while the last STATUS query of this NCCL RAS endpoint was answered."},
       {"railwatch_log_lines_total", kCounter, "Log lines handed to the parser, per log pattern."},
       {"railwatch_log_events_total", kCounter, "Events parsed from the log, per log pattern."},
       {"railwatch_log_lines_malformed_total", kCounter,

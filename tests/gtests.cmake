@@ -19,6 +19,7 @@ add_executable(railwatch_unit_tests
   unit/ib_fabric_collector_test.cc
   unit/lldp_collector_test.cc
   unit/lldp_neighbors_test.cc
+  unit/nccl_ras_collector_test.cc
   unit/engine_correlation_test.cc
   unit/engine_parallel_test.cc
   unit/engine_parts_test.cc

@@ -79,4 +79,11 @@ std::string FixturePath(const std::string& name) {
   return absl::StrCat(RAILWATCH_FIXTURES_DIR, "/", name);
 }
 
+std::string ReadFixture(const std::string& name) {
+  std::ifstream in(FixturePath(name), std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 }  // namespace railwatch::testing

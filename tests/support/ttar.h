@@ -24,5 +24,7 @@ class TempDir {
 
 // Directory of tests/fixtures (set by CMake).
 std::string FixturePath(const std::string& name);
+// The whole of tests/fixtures/<name> ("" when it cannot be read).
+std::string ReadFixture(const std::string& name);
 
 }  // namespace railwatch::testing

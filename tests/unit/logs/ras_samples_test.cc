@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "logs/ras_json.h"
+#include "support/ttar.h"
 #include "tests/unit/logs/log_test_util.h"
 
 namespace railwatch::logs::testing {
@@ -15,10 +16,7 @@ namespace ras_samples_test {
 using ::testing::HasSubstr;
 
 std::string Fixture(const std::string& name) {
-  std::ifstream in(std::string(RAILWATCH_FIXTURES_DIR) + "/logs/" + name);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return ::railwatch::testing::ReadFixture("logs/" + name);
 }
 
 struct Json {

@@ -1,0 +1,464 @@
+#include "collectors/nccl_ras_collector.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "collectors/log_event_record.h"
+#include "common/logging.h"
+#include "logs/log_parser.h"
+#include "logs/ras_json.h"
+
+namespace railwatch {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr size_t kMaxReportBytes = size_t{16} << 20;
+
+// A socket closed when it goes out of scope.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  int release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_;
+};
+
+int MillisLeft(absl::Time deadline) {
+  const absl::Duration left = deadline - absl::Now();
+  return left <= absl::ZeroDuration() ? 0 : static_cast<int>(absl::ToInt64Milliseconds(left)) + 1;
+}
+
+// Waits for `events` on `fd` until `deadline`.
+absl::Status Wait(int fd, short events, absl::Time deadline, absl::string_view what) {
+  pollfd p{fd, events, 0};
+  while (true) {
+    const int ms = MillisLeft(deadline);
+    if (ms == 0) return absl::DeadlineExceededError(absl::StrCat("no answer ", what));
+    const int n = poll(&p, 1, ms);
+    if (n > 0) return absl::OkStatus();
+    if (n < 0 && errno != EINTR) {
+      return absl::UnavailableError(absl::StrCat("poll: ", std::strerror(errno)));
+    }
+  }
+}
+
+absl::Status SendLine(int fd, const std::string& line, absl::Time deadline) {
+  const std::string text = line + "\n";
+  size_t sent = 0;
+  while (sent < text.size()) {
+    if (absl::Status s = Wait(fd, POLLOUT, deadline, "while sending"); !s.ok()) return s;
+    const ssize_t n = send(fd, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno != EINTR && errno != EAGAIN) {
+      return absl::UnavailableError(absl::StrCat("send: ", std::strerror(errno)));
+    }
+    if (n > 0) sent += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+// Reads into `buffer` until it holds a newline (`until_close`: until the peer closes).
+absl::Status Receive(int fd, std::string& buffer, bool until_close, absl::Time deadline,
+                     absl::string_view what) {
+  char chunk[64 * 1024];
+  while (until_close || buffer.find('\n') == std::string::npos) {
+    if (buffer.size() > kMaxReportBytes) {
+      return absl::ResourceExhaustedError(absl::StrCat("answer over ", kMaxReportBytes >> 20, " MiB"));
+    }
+    if (absl::Status s = Wait(fd, POLLIN, deadline, what); !s.ok()) return s;
+    const ssize_t n = recv(fd, chunk, sizeof(chunk), 0);
+    if (n == 0) {
+      if (until_close) return absl::OkStatus();
+      return absl::UnavailableError(absl::StrCat("connection closed ", what));
+    }
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return absl::UnavailableError(absl::StrCat("recv: ", std::strerror(errno)));
+    }
+    buffer.append(chunk, static_cast<size_t>(n));
+  }
+  return absl::OkStatus();
+}
+
+// The first line of `buffer`, taken out of it (without "\r\n").
+std::string TakeLine(std::string& buffer) {
+  const size_t nl = buffer.find('\n');
+  std::string line = buffer.substr(0, nl);
+  buffer.erase(0, nl == std::string::npos ? buffer.size() : nl + 1);
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return line;
+}
+
+absl::StatusOr<std::string> Exchange(int fd, std::string& buffer, const std::string& command,
+                                     absl::Time deadline) {
+  if (absl::Status s = SendLine(fd, command, deadline); !s.ok()) return s;
+  if (absl::Status s = Receive(fd, buffer, false, deadline, "to " + command); !s.ok()) return s;
+  return TakeLine(buffer);
+}
+
+absl::StatusOr<int> Connect(const RasEndpoint& e, absl::Time deadline) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string port = std::to_string(e.port);
+  if (int rc = getaddrinfo(e.host.c_str(), port.c_str(), &hints, &found); rc != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(e.host, ": ", gai_strerror(rc)));
+  }
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> list(found, freeaddrinfo);
+  const int fd = socket(found->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
+  Fd guard(fd);
+  if (connect(fd, found->ai_addr, found->ai_addrlen) != 0 && errno != EINPROGRESS) {
+    return absl::UnavailableError(absl::StrCat("connect: ", std::strerror(errno)));
+  }
+  if (absl::Status s = Wait(fd, POLLOUT, deadline, "to connect"); !s.ok()) return s;
+  int error = 0;
+  socklen_t length = sizeof(error);
+  getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
+  if (error != 0) return absl::UnavailableError(absl::StrCat("connect: ", std::strerror(error)));
+  return guard.release();
+}
+
+std::string ReadWhole(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string EventKey(const logs::LogEvent& e) { return e.Value("comm_hash"); }
+
+}  // namespace
+
+std::string RasEndpoint::Address() const {
+  return host.find(':') != std::string::npos ? absl::StrCat("[", host, "]:", port)
+                                             : absl::StrCat(host, ":", port);
+}
+
+absl::StatusOr<RasEndpoint> ParseRasAddress(std::string_view text_in, std::string origin) {
+  const absl::string_view text(text_in.data(), text_in.size());
+  RasEndpoint e;
+  e.origin = std::move(origin);
+  absl::string_view host = text, port;
+  if (absl::StartsWith(text, "[")) {
+    const size_t close = text.find(']');
+    if (close == absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("\"", text, "\": no closing ]"));
+    }
+    host = text.substr(1, close - 1);
+    port = text.substr(close + 1);
+    if (!absl::StartsWith(port, ":")) {
+      return absl::InvalidArgumentError(absl::StrCat("\"", text, "\": want [ADDRESS]:PORT"));
+    }
+    port.remove_prefix(1);
+  } else {
+    const size_t colon = text.rfind(':');
+    if (colon == absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("\"", text, "\": want HOST:PORT"));
+    }
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+  }
+  if (host.empty() || !absl::SimpleAtoi(port, &e.port) || e.port <= 0 || e.port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("\"", text, "\": want HOST:PORT, port 1-65535"));
+  }
+  e.host = std::string(host);
+  return e;
+}
+
+absl::StatusOr<std::vector<RasEndpoint>> RasEndpoints(std::string_view spec_in,
+                                                      const std::string& proc_root) {
+  const absl::string_view spec(spec_in.data(), spec_in.size());
+  std::vector<RasEndpoint> out;
+  auto add = [&out](RasEndpoint e) {
+    for (const RasEndpoint& have : out) {
+      if (have.Address() == e.Address()) return;
+    }
+    out.push_back(std::move(e));
+  };
+  if (spec == "off") return out;
+  if (spec != "auto") {
+    for (absl::string_view part : absl::StrSplit(std::string(spec), ',', absl::SkipEmpty())) {
+      absl::StatusOr<RasEndpoint> e = ParseRasAddress(std::string(absl::StripAsciiWhitespace(part)), "--nccl_ras");
+      if (!e.ok()) return e.status();
+      add(*std::move(e));
+    }
+    return out;
+  }
+  add(*ParseRasAddress("127.0.0.1:28028", "default"));
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(proc_root, ec)) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.empty() || !absl::ascii_isdigit(static_cast<unsigned char>(pid[0]))) continue;
+    const std::string environ = ReadWhole(entry.path() / "environ");  // unreadable: ""
+    for (absl::string_view var : absl::StrSplit(environ, '\0', absl::SkipEmpty())) {
+      if (!absl::StartsWith(var, "NCCL_RAS_ADDR=")) continue;
+      absl::StatusOr<RasEndpoint> e =
+          ParseRasAddress(std::string(var.substr(14)), absl::StrCat("NCCL_RAS_ADDR of pid ", pid));
+      if (e.ok()) {
+        add(*std::move(e));
+      } else {
+        spdlog::debug("nccl_ras: pid {}: NCCL_RAS_ADDR {}", pid, e.status().message());
+      }
+    }
+  }
+  return out;
+}
+
+uint64_t ListeningSocketInode(const std::string& proc_root, int port) {
+  for (const char* table : {"net/tcp", "net/tcp6"}) {
+    std::ifstream in(fs::path(proc_root) / table);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      // "  0: 0100007F:6D7C 00000000:0000 0A 00000000:00000000 00:00000000 00000000  0 0 12345 ..."
+      std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+      if (f.size() < 10 || f[3] != "0A") continue;  // 0A: LISTEN
+      const size_t colon = f[1].rfind(':');
+      int local_port = 0;
+      if (colon == absl::string_view::npos ||
+          !absl::numbers_internal::safe_strto32_base(f[1].substr(colon + 1), &local_port, 16) ||
+          local_port != port) {
+        continue;
+      }
+      uint64_t inode = 0;
+      if (absl::SimpleAtoi(f[9], &inode) && inode != 0) return inode;
+    }
+  }
+  return 0;
+}
+
+absl::StatusOr<RasAnswer> QueryRasStatus(const RasEndpoint& endpoint, absl::Duration timeout,
+                                         bool json) {
+  const absl::Time deadline = absl::Now() + timeout;
+  absl::StatusOr<int> fd = Connect(endpoint, deadline);
+  if (!fd.ok()) return fd.status();
+  Fd socket(*fd);
+  std::string buffer;
+  RasAnswer answer;
+  absl::StatusOr<std::string> line = Exchange(socket.get(), buffer, "CLIENT PROTOCOL 2", deadline);
+  if (!line.ok()) return line.status();
+  if (!absl::StartsWith(*line, "SERVER PROTOCOL ")) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("not an NCCL RAS endpoint: it answered \"", line->substr(0, 80), "\""));
+  }
+  answer.protocol = line->substr(16);
+  // RAS's own collective timeout: below ours, so that it answers with what it has.
+  const double ras_timeout = std::max(0.5, absl::ToDoubleSeconds(timeout) * 0.6);
+  line = Exchange(socket.get(), buffer, absl::StrCat("TIMEOUT ", ras_timeout), deadline);
+  if (!line.ok()) return line.status();
+  if (json) {
+    line = Exchange(socket.get(), buffer, "SET FORMAT json", deadline);
+    if (!line.ok()) return line.status();
+    answer.json = *line == "OK";  // before 2.28.7: "ERROR: Unknown command ...": text it is
+  }
+  if (absl::Status s = SendLine(socket.get(), "STATUS", deadline); !s.ok()) return s;
+  if (absl::Status s = Receive(socket.get(), buffer, true, deadline, "to STATUS"); !s.ok()) {
+    return s;
+  }
+  answer.report = std::move(buffer);
+  return answer;
+}
+
+std::vector<logs::LogEvent> RasAnswerEvents(const RasAnswer& answer, const std::string& source,
+                                            std::vector<std::string>& problems) {
+  if (answer.json && logs::LooksLikeRasJson(answer.report)) {
+    return logs::ParseRasJson(answer.report, source, problems);
+  }
+  std::vector<logs::LogEvent> events;
+  logs::LogParser parser(source);
+  for (absl::string_view line : absl::StrSplit(answer.report, '\n')) {
+    if (absl::EndsWith(line, "\r")) line.remove_suffix(1);
+    parser.Feed(std::string_view(line.data(), line.size()), events);
+  }
+  parser.Finish(events);
+  for (const auto& p : parser.stats().problems) {
+    problems.push_back(absl::StrCat(source, ":", p.line, ": ", p.reason));
+  }
+  return events;
+}
+
+NcclRasCollector::NcclRasCollector(Options options, const Clock& clock)
+    : options_(std::move(options)), clock_(clock) {}
+
+NcclRasCollector::~NcclRasCollector() {
+  stop_.Notify();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool NcclRasCollector::OlderThan2273(const std::string& version) {
+  std::vector<absl::string_view> parts = absl::StrSplit(version, '.');
+  int v[3] = {0, 0, 0};
+  for (size_t i = 0; i < 3 && i < parts.size(); ++i) {
+    if (!absl::SimpleAtoi(parts[i], &v[i])) return false;  // "2.28.9+cuda12.4" style: newer
+  }
+  if (v[0] != 2) return v[0] < 2;
+  if (v[1] != 27) return v[1] < 27;
+  return v[2] < 3;
+}
+
+void NcclRasCollector::Query(EndpointState& state, absl::Time now) {
+  const std::string source = absl::StrCat("nccl-ras://", state.endpoint.Address());
+  absl::StatusOr<RasAnswer> answer = QueryRasStatus(state.endpoint, options_.timeout);
+  absl::MutexLock lock(&mu_);
+  if (!answer.ok()) {
+    const bool refused = absl::IsUnavailable(answer.status()) &&
+                         absl::StrContains(answer.status().message(), "refused");
+    ++(refused ? state.refused : state.failed);
+    if (state.up || state.failed == 1) {
+      spdlog::warn("nccl_ras: {} ({}): {}", state.endpoint.Address(), state.endpoint.origin,
+                   answer.status().message());
+    }
+    state.up = false;
+    return;
+  }
+  ++state.ok;
+  state.up = true;
+  std::vector<std::string> problems;
+  std::vector<logs::LogEvent> events = RasAnswerEvents(*answer, source, problems);
+  for (const std::string& p : problems) spdlog::warn("nccl_ras: {}", p);
+  std::map<std::string, std::string> mismatch;
+  const int64_t t = absl::ToUnixNanos(now);
+  for (logs::LogEvent& e : events) {
+    if (e.kind == "nccl_ras.report") {
+      if (!e.Value("nccl_version").empty() && state.nccl_version != e.Value("nccl_version")) {
+        state.nccl_version = e.Value("nccl_version");
+        if (OlderThan2273(state.nccl_version)) {
+          spdlog::warn("nccl_ras: {} runs NCCL {}, older than 2.27.3, whose RAS can crash when "
+                       "asked while a communicator initialises: it is asked only after the "
+                       "first {} of the job; a communicator created later in the job is not "
+                       "seen coming (docs/JOBS.md)",
+                       state.endpoint.Address(), state.nccl_version,
+                       absl::FormatDuration(options_.init_grace));
+        }
+      }
+      const std::string errors = e.Value("errors");
+      if (errors == state.last_errors) continue;
+      state.last_errors = errors;
+    } else if (e.kind == "nccl_ras.comm_issue" && e.Value("issue") == "MISMATCH") {
+      // Counts that differ in one answer may be a healthy job caught mid-step; the same counts
+      // in the next answer mean the ranks behind stopped launching.
+      const std::string counts = e.Value("op_counts") + "|" + e.Value("status_counts");
+      mismatch[EventKey(e)] = counts;
+      auto it = state.last_mismatch.find(EventKey(e));
+      if (it == state.last_mismatch.end() || it->second != counts) continue;
+      e.Set("stuck_for_s", absl::StrCat(absl::ToInt64Seconds(options_.interval)));
+    }
+    e.Set("endpoint", state.endpoint.Address());
+    pending_.push_back(LogEventRecord(std::move(e), "nccl_ras", source, t, false));
+  }
+  state.last_mismatch = std::move(mismatch);
+}
+
+void NcclRasCollector::QueryOnce() {
+  absl::StatusOr<std::vector<RasEndpoint>> found =
+      RasEndpoints(options_.endpoints, options_.proc_root);
+  if (!found.ok()) {
+    spdlog::error("nccl_ras: {}", found.status().message());
+    return;
+  }
+  const absl::Time now = clock_.Now();
+  std::vector<std::string> ready;
+  {
+    absl::MutexLock lock(&mu_);
+    for (RasEndpoint& e : *found) {
+      EndpointState& state = endpoints_[e.Address()];
+      state.endpoint = std::move(e);
+    }
+    for (auto& [address, state] : endpoints_) {
+      const uint64_t inode = ListeningSocketInode(options_.proc_root, state.endpoint.port);
+      if (inode == 0) {
+        // Nobody listens (no job, or NCCL_RAS_ENABLE=0): no connection is made.
+        state.socket_inode = 0;
+        state.up = false;
+        continue;
+      }
+      if (inode != state.socket_inode) {
+        // A new job: its communicators are being set up.
+        state.socket_inode = inode;
+        state.listening_since = now;
+        state.nccl_version.clear();
+        state.last_mismatch.clear();
+      }
+      if (now - state.listening_since < options_.init_grace) {
+        ++state.skipped_init;
+        continue;
+      }
+      ready.push_back(address);
+    }
+  }
+  for (const std::string& address : ready) {
+    EndpointState* state;
+    {
+      absl::MutexLock lock(&mu_);
+      state = &endpoints_[address];
+    }
+    Query(*state, now);
+  }
+}
+
+void NcclRasCollector::Run() {
+  do {
+    QueryOnce();
+  } while (!stop_.WaitForNotificationWithTimeout(options_.interval));
+}
+
+absl::Status NcclRasCollector::Collect(Emitter& emitter) {
+  if (options_.background && !thread_.joinable()) thread_ = std::thread([this] { Run(); });
+  std::vector<EventRecord> events;
+  const int64_t t = clock_.NowNanos();
+  absl::MutexLock lock(&mu_);
+  events.swap(pending_);
+  for (auto& [address, state] : endpoints_) {
+    auto [it, added] = series_.try_emplace(address);
+    Series& s = it->second;
+    if (added) {
+      const Labels labels = {{"endpoint", address}};
+      auto result = [&](const char* r) {
+        Labels l = labels;
+        l.push_back({"result", r});
+        return emitter.DefineSeries("railwatch_nccl_ras_queries_total", MetricKind::kCounter, l);
+      };
+      s.ok = result("ok");
+      s.failed = result("failed");
+      s.refused = result("refused");
+      s.up = emitter.DefineSeries("railwatch_nccl_ras_up", MetricKind::kGauge, labels);
+    }
+    emitter.Counter(s.ok, state.ok, t);
+    emitter.Counter(s.failed, state.failed, t);
+    emitter.Counter(s.refused, state.refused, t);
+    emitter.Gauge(s.up, state.up ? 1 : 0, t);
+  }
+  for (EventRecord& e : events) emitter.Event(std::move(e));
+  return absl::OkStatus();
+}
+
+}  // namespace railwatch
