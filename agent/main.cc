@@ -79,10 +79,11 @@ ABSL_FLAG(absl::Duration, interval, absl::Seconds(1), "poll interval");
 ABSL_FLAG(absl::Duration, rescan_interval, absl::Seconds(30),
           "how often to look for RDMA devices and netdevs that appeared or went away");
 ABSL_FLAG(absl::Duration, detail_interval, absl::Seconds(10),
-          "how often the RDMA ports' detail counters are read (packet counts by kind, CQE and "
-          "access errors, request counts, EFA and driver-only counters: the series no shipped "
-          "playbook or dashboard reads; docs/COLLECTORS.md); 0: every --interval, as the "
-          "counters the playbooks read always are");
+          "how often the detail series are read (RDMA packet counts by kind, CQE and access "
+          "errors, request counts, EFA and driver-only counters, physical port state, carrier "
+          "changes and ups: the series no shipped playbook or dashboard reads; "
+          "docs/COLLECTORS.md); 0: every --interval, as the series the playbooks read always "
+          "are");
 ABSL_FLAG(std::string, netdevs, "",
           "netdevs whose ethtool statistics and link events are collected: a regex matched "
           "against the whole name (\"ens1f0np0|ens2f0np0\", \"eth[0-7]\"); empty: every netdev "
@@ -298,7 +299,7 @@ int main(int argc, char** argv) {
             {absl::GetFlag(FLAGS_sysfs_root), absl::GetFlag(FLAGS_netdevs),
              absl::GetFlag(FLAGS_ethtool), absl::GetFlag(FLAGS_ethtool_dumps),
              absl::GetFlag(FLAGS_link_events),
-             absl::GetFlag(FLAGS_rescan_interval)},
+             absl::GetFlag(FLAGS_rescan_interval), absl::GetFlag(FLAGS_detail_interval)},
             railwatch::RealClock::Get(), collectors);
         !s.ok()) {
       spdlog::critical("--netdevs: {}", s.message());

@@ -32,8 +32,9 @@ void LinkCollector::Discover(Emitter& emitter) {
         }
         absl::StatusOr<std::optional<uint64_t>> value = f->ReadCounter();
         if (!value.ok() || !value->has_value()) continue;
-        counters_.push_back(
-            {std::move(*f), emitter.DefineSeries(spec.name, spec.kind, {{"interface", netdev}})});
+        counters_.push_back({std::move(*f),
+                             emitter.DefineSeries(spec.name, spec.kind, {{"interface", netdev}}),
+                             spec.detail});
         break;
       }
     }
@@ -46,11 +47,15 @@ absl::Status LinkCollector::Collect(Emitter& emitter) {
   if (now >= next_rescan_) {
     Discover(emitter);
     next_rescan_ = now + options_.rescan_interval;
+    next_detail_ = absl::InfinitePast();
   }
+  const bool read_detail = now >= next_detail_;
+  if (read_detail) next_detail_ = now + options_.detail_interval;
   const int64_t t = absl::ToUnixNanos(now);
   size_t failed = 0;
   absl::Status first_error;
   for (const OpenCounter& c : counters_) {
+    if (c.detail && !read_detail) continue;
     absl::StatusOr<std::optional<uint64_t>> value = c.file.ReadCounter();
     if (!value.ok()) {
       if (failed++ == 0) first_error = value.status();

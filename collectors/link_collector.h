@@ -24,6 +24,9 @@ class LinkCollector final : public Collector {
  public:
   struct Options {
     absl::Duration rescan_interval = absl::Seconds(30);
+    // How often the detail counters (the vocabulary's `detail`: carrier changes and ups; the
+    // playbooks read carrier downs) are read; zero: every cycle (docs/COLLECTORS.md, "Cadence").
+    absl::Duration detail_interval = absl::ZeroDuration();
   };
 
   // `monitor` may be null: counters only.
@@ -40,6 +43,7 @@ class LinkCollector final : public Collector {
   struct OpenCounter {
     PreadFile file;
     uint32_t series_id;
+    bool detail;
   };
 
   void Discover(Emitter& emitter);
@@ -50,6 +54,7 @@ class LinkCollector final : public Collector {
   const Clock& clock_;
   std::vector<OpenCounter> counters_;
   absl::Time next_rescan_ = absl::InfinitePast();
+  absl::Time next_detail_ = absl::InfinitePast();
   // Reused every cycle so that a cycle without events allocates nothing.
   std::vector<EventRecord> events_;
   bool self_series_defined_ = false;

@@ -54,7 +54,7 @@ absl::Status AddNetdevCollectors(const NetdevCollectorsOptions& options, const C
     }
   }
   collectors.push_back(
-      std::make_unique<LinkCollector>(LinkCollector::Options{options.rescan_interval},
+      std::make_unique<LinkCollector>(LinkCollector::Options{options.rescan_interval, options.detail_interval},
                                       std::move(*selector), std::move(monitor), clock));
   return absl::OkStatus();
 }

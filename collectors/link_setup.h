@@ -24,6 +24,7 @@ struct NetdevCollectorsOptions {
   std::string ethtool_dumps;
   bool link_events = true;
   absl::Duration rescan_interval = absl::Seconds(30);
+  absl::Duration detail_interval = absl::ZeroDuration();  // LinkCollector::Options
 };
 
 // Appends the ethtool collector (when enabled) and the link collector (carrier counters,

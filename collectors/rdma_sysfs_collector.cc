@@ -240,7 +240,8 @@ absl::Status RdmaSysfsCollector::Discover(Emitter& emitter) {
   return absl::OkStatus();
 }
 
-absl::Status RdmaSysfsCollector::ReadPort(Emitter& emitter, const PortState& port, int64_t t) {
+absl::Status RdmaSysfsCollector::ReadPort(Emitter& emitter, const PortState& port, int64_t t,
+                                          bool read_detail) {
   if (port.verbs != nullptr) {
     absl::StatusOr<VerbsPortAttributes> attr = port.verbs->QueryPort(port.port);
     if (!attr.ok()) return attr.status();
@@ -252,9 +253,11 @@ absl::Status RdmaSysfsCollector::ReadPort(Emitter& emitter, const PortState& por
       return absl::OkStatus();
     }
   } else {
-    for (const auto& [file, id] : {std::pair{port.state_file.get(), port.state_id},
-                                   std::pair{port.physical_state_file.get(),
-                                             port.physical_state_id}}) {
+    // The physical state is a detail series (no playbook reads it); the state is read always.
+    for (const auto& [file, id] :
+         {std::pair{port.state_file.get(), port.state_id},
+          std::pair{read_detail ? port.physical_state_file.get() : nullptr,
+                    port.physical_state_id}}) {
       if (file == nullptr) continue;
       absl::StatusOr<std::string> text = ReadSmall(*file);
       if (!text.ok()) return text.status();
@@ -315,7 +318,7 @@ absl::Status RdmaSysfsCollector::Collect(Emitter& emitter) {
     }
   }
   for (const PortState& port : ports_) {
-    if (absl::Status s = ReadPort(emitter, port, t); !s.ok()) {
+    if (absl::Status s = ReadPort(emitter, port, t, read_detail); !s.ok()) {
       if (failed++ == 0) first_error = s;
     }
   }

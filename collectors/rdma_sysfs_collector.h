@@ -86,7 +86,7 @@ class RdmaSysfsCollector final : public Collector {
   void DiscoverPort(Emitter& emitter, const std::string& device, const std::string& port_dir,
                     int port, const std::vector<std::string>& device_netdevs);
   void AddDriverCounters(Emitter& emitter, const std::string& dir, const Labels& labels);
-  absl::Status ReadPort(Emitter& emitter, const PortState& port, int64_t t);
+  absl::Status ReadPort(Emitter& emitter, const PortState& port, int64_t t, bool read_detail);
 
   Options options_;
   const Clock& clock_;

@@ -29,10 +29,11 @@ CounterBound BoundFromUnit(const MetricSpec& spec) {
   return CounterBound::kNone;
 }
 
-// Series the host agent reads every --detail_interval instead of every cycle (the RDMA
-// collector; docs/COLLECTORS.md "Cadence"): the per-port counters no shipped playbook, dashboard
-// or daemon code reads. They are most of a port's files (33 of the 52 a ConnectX port has), so
-// reading them every tenth cycle roughly halves the poll thread's reads. A playbook that needs
+// Series the host agent reads every --detail_interval instead of every cycle (the RDMA and link
+// collectors; docs/COLLECTORS.md "Cadence"): the per-port counters and attributes no shipped
+// playbook, dashboard or daemon code reads. They are most of a port's files (36 of the 58 a
+// ConnectX port and its netdev have), so reading them every tenth cycle roughly halves the
+// poll thread's reads. A playbook that needs
 // one of them at the poll interval runs with agents at --detail_interval=0; playbook_test checks
 // that no shipped playbook or dashboard names one.
 constexpr std::string_view kDetailSeries[] = {
@@ -74,6 +75,9 @@ constexpr std::string_view kDetailSeries[] = {
     "fabric_rdma_unresponsive_remote_events_total",
     "fabric_rdma_impaired_remote_connection_events_total",
     "fabric_rdma_receive_drops_total",
+    "fabric_rdma_port_physical_state",
+    "fabric_link_carrier_changes_total",
+    "fabric_link_carrier_up_total",
 };
 
 const std::vector<MetricSpec>& Table() {
