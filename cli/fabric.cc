@@ -191,13 +191,13 @@ std::string LinksTable(const v1::TopologyResponse& topology) {
 }
 
 std::string JobsTable(const v1::TopologyResponse& topology) {
-  Table t({"JOB", "GPUS", "RANKS", "HOSTS", "SOURCE", "LAST SEEN"});
+  Table t({"JOB", "GPUS", "RANKS", "HOSTS", "SOURCE", "LAST SEEN", "DETAIL"});
   for (const v1::TopologyJob& j : topology.jobs()) {
     const int shown = std::min(j.hosts_size(), 4);
     std::string hosts = absl::StrJoin(j.hosts().begin(), j.hosts().begin() + shown, ",");
     if (j.hosts_size() > shown) absl::StrAppend(&hosts, " +", j.hosts_size() - shown);
     t.Add({j.name(), absl::StrCat(j.gpus()), absl::StrCat(j.ranks()), hosts, j.source(),
-           j.last_seen_unix_nano() == 0 ? "-" : Ago(j.last_seen_unix_nano())});
+           j.last_seen_unix_nano() == 0 ? "-" : Ago(j.last_seen_unix_nano()), j.detail()});
   }
   return t.Render();
 }
@@ -278,7 +278,8 @@ int RunTopology(const CommandArgs& args, const CliOptions& o, std::ostream& out,
   }
   if (o.jobs) {
     if (topology.jobs().empty()) {
-      out << "No jobs known (none in the topology file, none learnt from NCCL logs yet).\n";
+      out << "No jobs known (none in the topology file, none from Slurm, none learnt from NCCL "
+             "logs yet).\n";
     } else {
       out << JobsTable(topology);
     }

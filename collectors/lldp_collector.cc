@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "common/logging.h"
+#include "common/run_program.h"
 
 namespace railwatch {
 namespace {
@@ -28,84 +29,28 @@ class LldpcliProgram final : public LldpSource {
   std::string name() const override { return program_; }
 
   absl::StatusOr<std::string> Read() override {
-    int out[2], err[2];
-    if (pipe2(out, O_CLOEXEC) != 0)
-      return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
-    if (pipe2(err, O_CLOEXEC) != 0) {
-      close(out[0]);
-      close(out[1]);
-      return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
-    }
-    const pid_t pid = fork();
-    if (pid < 0) {
-      for (int fd : {out[0], out[1], err[0], err[1]}) close(fd);
-      return absl::InternalError(absl::StrCat("fork: ", strerror(errno)));
-    }
-    if (pid == 0) {
-      dup2(out[1], STDOUT_FILENO);
-      dup2(err[1], STDERR_FILENO);
-      const int null = open("/dev/null", O_RDONLY);
-      if (null >= 0) dup2(null, STDIN_FILENO);
-      const char* argv[] = {program_.c_str(), "-f", "json0", "show", "neighbors", nullptr};
-      execvp(argv[0], const_cast<char* const*>(argv));
-      _exit(127);
-    }
-    close(out[1]);
-    close(err[1]);
-    std::string stdout_text, stderr_text;
-    const absl::Time deadline = absl::Now() + timeout_;
-    bool timed_out = false;
-    pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
-    std::string* sinks[2] = {&stdout_text, &stderr_text};
-    int open_fds = 2;
-    while (open_fds > 0) {
-      const int64_t left = absl::ToInt64Milliseconds(deadline - absl::Now());
-      if (left <= 0) {
-        timed_out = true;
-        break;
-      }
-      const int n = poll(fds, 2, static_cast<int>(left));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) continue;
-      for (int i = 0; i < 2; ++i) {
-        if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-        char buf[16384];
-        const ssize_t got = read(fds[i].fd, buf, sizeof buf);
-        if (got > 0 && sinks[i]->size() < (size_t{16} << 20)) {
-          sinks[i]->append(buf, static_cast<size_t>(got));
-        } else if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN)) {
-          close(fds[i].fd);
-          fds[i].fd = -1;
-          --open_fds;
-        }
-      }
-    }
-    for (pollfd& p : fds) {
-      if (p.fd >= 0) close(p.fd);
-    }
-    if (timed_out) kill(pid, SIGKILL);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (timed_out) {
+    absl::StatusOr<ProgramOutput> run =
+        RunProgram({program_, "-f", "json0", "show", "neighbors"}, timeout_);
+    if (absl::IsDeadlineExceeded(run.status())) {
       return absl::DeadlineExceededError(
           absl::StrCat(program_, " did not answer within ", absl::FormatDuration(timeout_)));
     }
-    const std::string said(absl::StripAsciiWhitespace(stderr_text.substr(0, 300)));
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+    if (absl::IsNotFound(run.status())) {
       return absl::NotFoundError(
           absl::StrCat(program_,
                        " not found: install lldpd (Debian: apt-get install lldpd) to learn which "
                        "switch port each NIC is cabled to, or run with --lldp_source=off"));
     }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (!run.ok()) return run.status();
+    const std::string said(absl::StripAsciiWhitespace(run->err.substr(0, 300)));
+    if (run->exit_code != 0) {
       return absl::UnavailableError(
           absl::StrCat(program_, " -f json0 show neighbors failed (",
-                       WIFEXITED(status) ? absl::StrCat("exit ", WEXITSTATUS(status))
-                                         : absl::StrCat("signal ", WTERMSIG(status)),
+                       run->signal == 0 ? absl::StrCat("exit ", run->exit_code)
+                                        : absl::StrCat("signal ", run->signal),
                        said.empty() ? "" : ": ", said, "); is lldpd running?"));
     }
-    return stdout_text;
+    return std::move(run->out);
   }
 
  private:

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/json_error.h"
 #include "absl/strings/str_split.h"
 #include "common/text.h"
 #include "nlohmann/json.hpp"
@@ -123,13 +124,8 @@ void ParseJson(absl::string_view text, size_t start, absl::string_view source,
   try {
     doc = Json::parse(text.substr(start));
   } catch (const Json::parse_error& e) {
-    // e.byte: 1-based position of the byte where parsing failed.
-    const size_t at = start + (e.byte > 0 ? e.byte - 1 : 0);
-    std::string what = e.what();
-    if (size_t colon = what.find("syntax error"); colon != std::string::npos) {
-      what = what.substr(colon);
-    }
-    out.problems.push_back({Position(source, text, at), absl::StrCat("not JSON: ", what)});
+    const JsonErrorAt error = DescribeJsonError(e);
+    out.problems.push_back({Position(source, text, start + error.offset), error.message});
     return;
   }
   const Json* lldp = doc.is_object() ? Member(doc, "lldp") : nullptr;

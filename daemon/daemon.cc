@@ -18,6 +18,7 @@
 #include "daemon/query_service.h"
 #include "daemon/server_metrics.h"
 #include "daemon/state_dir.h"
+#include "jobs/slurm_watch.h"
 #include "daemon/topology_watch.h"
 #include "daemon/tls.h"
 #include "engine/alert_proto.h"
@@ -122,6 +123,7 @@ struct Daemon::Impl {
   JobRegistry jobs;
   std::unique_ptr<FabricMap> fabric;
   std::unique_ptr<TopologyWatch> topology_watch;  // discovery, and the file's pins
+  std::unique_ptr<SlurmWatch> slurm;              // null without --slurm
   std::unique_ptr<StateDir> state_dir;  // null: diagnoses are not saved
   std::unique_ptr<Engine> engine;
   AgentRegistry agents;
@@ -191,6 +193,14 @@ absl::Status Daemon::Start() {
   } else {
     spdlog::info("no --topology and no discovery: diagnoses name devices but not rails, leaves "
                  "or jobs");
+  }
+  {
+    absl::StatusOr<SlurmWatchOptions> slurm = SlurmWatchOptionsFromFlag(options_.slurm);
+    if (!slurm.ok()) return slurm.status();
+    if (!slurm->command.empty()) {
+      slurm->interval = options_.slurm_interval;
+      d.slurm = std::make_unique<SlurmWatch>(*std::move(slurm), d.jobs);
+    }
   }
   d.fabric = std::make_unique<FabricMap>(d.topology, &d.jobs);
 
@@ -320,6 +330,7 @@ absl::Status Daemon::Start() {
   if (d.alertmanager) d.alertmanager->Start();
   d.engine->Start();
   d.topology_watch->Start();
+  if (d.slurm) d.slurm->Start();
 
   spdlog::info("railwatchd ready: gRPC on {}, /metrics on http://{}/metrics, {} playbooks",
                grpc_address_, metrics_address_, enabled);
@@ -364,6 +375,7 @@ void Daemon::Stop() {
   // The notifier first: its last attempt sends what is queued, and the engine's callbacks
   // after that are ignored (the notifier outlives the engine's thread either way).
   if (d.topology_watch) d.topology_watch->Stop();
+  if (d.slurm) d.slurm->Stop();
   if (d.alertmanager) d.alertmanager->Stop();
   if (d.engine) d.engine->Stop();
   spdlog::debug("engine stopped");

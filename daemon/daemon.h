@@ -38,6 +38,10 @@ struct DaemonOptions {
   // given, pins it (docs/TOPOLOGY.md). How often the map is rebuilt.
   bool topology_discovery = true;
   absl::Duration topology_refresh = absl::Seconds(10);
+  // Jobs from Slurm: "off", "squeue" or "squeue:PATH" (daemon/slurm_watch.h, docs/JOBS.md), and
+  // how often it is asked.
+  std::string slurm = "off";
+  absl::Duration slurm_interval = absl::Seconds(10);
   // Cost of one GPU-hour, for blast radius $/minute.
   double gpu_hour_cost = 30;
   // Events kept for the rules engine and queries.

@@ -41,6 +41,11 @@ ABSL_FLAG(bool, topology_discovery, true,
           "conflict raises topology_mismatch (docs/TOPOLOGY.md)");
 ABSL_FLAG(absl::Duration, topology_refresh, absl::Seconds(10),
           "how often the discovered map is rebuilt (a moved cable shows within this)");
+ABSL_FLAG(std::string, slurm, "off",
+          "jobs from Slurm (docs/JOBS.md): off, squeue (run `squeue --json` with this "
+          "daemon's SLURM_CONF and munge), or squeue:PATH; running jobs join the blast radius of "
+          "diagnoses on their nodes, ended ones leave at the next poll");
+ABSL_FLAG(absl::Duration, slurm_interval, absl::Seconds(10), "how often Slurm is asked");
 ABSL_FLAG(double, gpu_hour_cost, 30,
           "what one GPU-hour costs (fully loaded), for the blast radius' $/minute");
 ABSL_FLAG(int, event_capacity, 100000, "events kept in memory for playbooks and queries");
@@ -106,6 +111,7 @@ railwatch::ProgramInfo DaemonProgram() {
                {"rules", "eval_interval", "rule_threads", "gpu_hour_cost"}},
               {"Topology (docs/TOPOLOGY.md)",
                {"topology", "topology_discovery", "topology_refresh"}},
+              {"Jobs from the scheduler (docs/JOBS.md)", {"slurm", "slurm_interval"}},
               {"Storage and state",
                {"retention", "stale_after", "event_capacity", "state_dir", "restore_grace"}},
               {"Ingest limits", {"max_message_bytes", "max_series_per_agent"}},
@@ -150,6 +156,8 @@ int main(int argc, char** argv) {
   options.topology_discovery = absl::GetFlag(FLAGS_topology_discovery);
   options.topology_refresh = absl::GetFlag(FLAGS_topology_refresh);
   options.gpu_hour_cost = absl::GetFlag(FLAGS_gpu_hour_cost);
+  options.slurm = absl::GetFlag(FLAGS_slurm);
+  options.slurm_interval = absl::GetFlag(FLAGS_slurm_interval);
   options.event_capacity = static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_event_capacity)));
   options.max_receive_message_bytes = std::max(1 << 20, absl::GetFlag(FLAGS_max_message_bytes));
   options.max_series_per_agent =

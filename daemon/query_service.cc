@@ -315,6 +315,7 @@ grpc::ServerUnaryReactor* QueryService::Topology(grpc::CallbackServerContext* ct
       job.set_ranks(j.ranks);
       job.set_source(j.source);
       job.set_last_seen_unix_nano(j.last_seen_unix_nano);
+      job.set_detail(j.detail);
     }
   }
   return Done(ctx, grpc::Status::OK);

@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/civil_time.h"
 #include "absl/time/time.h"
+#include "common/json_error.h"
 #include "nlohmann/json.hpp"
 
 namespace railwatch::logs {
@@ -312,8 +313,9 @@ std::vector<LogEvent> ParseRasJson(std::string_view text, const std::string& sou
         try {
           const Json unused = Json::parse(d.text);
         } catch (const Json::parse_error& e) {
-          problems.push_back(absl::StrCat(source, ":", Position(text, d.begin + e.byte - 1),
-                                          ": not JSON: ", e.what()));
+          const JsonErrorAt error = DescribeJsonError(e);
+          problems.push_back(
+              absl::StrCat(source, ":", Position(text, d.begin + error.offset), ": ", error.message));
           continue;
         }
         problems.push_back(absl::StrCat(source, ":", line, ": not JSON"));

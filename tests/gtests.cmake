@@ -200,6 +200,7 @@ add_executable(railwatch_logs_tests
   unit/logs/other_samples_test.cc
   unit/logs/ras_samples_test.cc
   unit/logs/robustness_test.cc
+  unit/logs/triage_inspector_test.cc
   unit/logs/triage_playbook_test.cc
   unit/logs/triage_test.cc)
 target_link_libraries(railwatch_logs_tests PRIVATE
@@ -377,3 +378,11 @@ target_compile_definitions(railwatch_ib_tests PRIVATE RAILWATCH_SOURCE_DIR="${PR
 target_link_libraries(railwatch_ib_tests PRIVATE railwatch_ib_readers railwatch_ib_fabric_sources
   railwatch_test_support GTest::gtest_main GTest::gmock)
 gtest_discover_tests(railwatch_ib_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "unit;ib")
+
+# Slurm's job output (jobs/slurm.h): squeue --json v0.0.37-0.0.41, scontrol show job -dd, the
+# squeue table, hostlists, on the real captures in fixtures/slurm. ctest -R '^Slurm'
+add_executable(railwatch_jobs_tests unit/slurm_test.cc unit/slurm_watch_test.cc)
+target_link_libraries(railwatch_jobs_tests PRIVATE railwatch_jobs railwatch_slurm_watch
+  railwatch_test_support
+  nlohmann_json::nlohmann_json GTest::gtest_main GTest::gmock)
+gtest_discover_tests(railwatch_jobs_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)

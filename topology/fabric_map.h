@@ -23,8 +23,9 @@ struct JobInfo {
   std::vector<std::string> hosts;   // sorted, unique
   uint32_t gpus = 0;                // ranks for NCCL jobs; hosts x gpus_per_host for static ones
   uint32_t ranks = 0;
-  std::string source;               // "topology" or "nccl"
+  std::string source;               // "topology", "nccl" or a scheduler's ("slurm")
   int64_t last_seen_unix_nano = 0;  // learnt jobs: newest event
+  std::string detail;               // a scheduler's words: "model_pretrain by alice in gpu_p2"
 };
 
 class JobRegistry {
@@ -32,6 +33,10 @@ class JobRegistry {
   JobRegistry() = default;
   // Replaces the static jobs.
   void SetStatic(const std::vector<TopologyJob>& jobs);
+  // Replaces every job a scheduler reported under `source` ("slurm"): a job it no longer lists
+  // (ended, cancelled) leaves with this call. Like static jobs, they cover the learnt NCCL jobs
+  // on their hosts. Returns true when what the registry knows changed.
+  bool SetScheduled(const std::string& source, std::vector<JobInfo> jobs);
   // Learns from an NCCL communicator event (others are ignored). Returns true when it changed
   // what the registry knows.
   bool Observe(const StoredEvent& event);

@@ -65,6 +65,39 @@ void JobRegistry::SetStatic(const std::vector<TopologyJob>& jobs) {
   RebuildHostIndexLocked();
 }
 
+bool JobRegistry::SetScheduled(const std::string& source, std::vector<JobInfo> jobs) {
+  absl::MutexLock lock(&mu_);
+  // What this source published before, to tell whether anything changed.
+  std::vector<JobInfo> before;
+  for (const auto& [name, job] : jobs_) {
+    if (job.source == source) before.push_back(job);
+  }
+  absl::erase_if(jobs_, [&](const auto& kv) { return kv.second.source == source; });
+  for (JobInfo& job : jobs) {
+    std::sort(job.hosts.begin(), job.hosts.end());
+    job.hosts.erase(std::unique(job.hosts.begin(), job.hosts.end()), job.hosts.end());
+    job.source = source;
+    auto it = jobs_.find(job.name);
+    if (it != jobs_.end() && it->second.source == kStatic) continue;  // the file's name wins
+    jobs_[job.name] = std::move(job);
+  }
+  // Learnt jobs covered by a scheduled one are that job; those it no longer covers come back.
+  for (const auto& [key, learnt] : learnt_) PublishLocked(key);
+  std::vector<JobInfo> after;
+  for (const auto& [name, job] : jobs_) {
+    if (job.source == source) after.push_back(job);
+  }
+  const auto same = [](const JobInfo& a, const JobInfo& b) {
+    return a.name == b.name && a.hosts == b.hosts && a.gpus == b.gpus && a.detail == b.detail;
+  };
+  const auto by_name = [](const JobInfo& a, const JobInfo& b) { return a.name < b.name; };
+  std::sort(before.begin(), before.end(), by_name);
+  std::sort(after.begin(), after.end(), by_name);
+  const bool changed = !std::equal(before.begin(), before.end(), after.begin(), after.end(), same);
+  RebuildHostIndexLocked();
+  return changed;
+}
+
 bool JobRegistry::Observe(const StoredEvent& event) {
   if (event.kind != "nccl.comm_init" && event.kind != "nccl.comm_info") return false;
   const std::string_view host = EventHost(event);
@@ -161,13 +194,14 @@ void JobRegistry::PublishLocked(const std::string& key) {
   info.source = kLearnt;
   info.last_seen_unix_nano = learnt.last_seen_unix_nano;
 
-  // A communicator of a job the topology file already names is that job, not a second one.
+  // A communicator of a job the topology file or a scheduler already names is that job, not a
+  // second one.
   bool covered = false;
   for (const auto& [name, job] : jobs_) {
-    if (job.source == kStatic && Covers(job.hosts, info.hosts)) covered = true;
+    if (job.source != kLearnt && Covers(job.hosts, info.hosts)) covered = true;
   }
   auto it = jobs_.find(info.name);
-  if (it != jobs_.end() && it->second.source == kStatic) return;
+  if (it != jobs_.end() && it->second.source != kLearnt) return;
   if (covered) {
     if (it != jobs_.end()) jobs_.erase(it);
     return;

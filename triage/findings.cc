@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "triage/ib.h"
+#include "triage/inspector.h"
 #include "triage/log_detail.h"
 #include "triage/playbook_replay.h"
 #include "triage/rdma.h"
@@ -494,9 +495,10 @@ TriageReport Analyzer::Run() {
               "container: devices passed in, NCCL told to use none?"});
   OtherWarnings();
   NcclTests();
-  std::vector<std::string> rdma_context;
-  AnalyzeRdmaTool(events_, findings_, rdma_context);
-  AnalyzeIbTools(events_, findings_, rdma_context);
+  std::vector<std::string> tool_context;
+  AnalyzeRdmaTool(events_, findings_, tool_context);
+  AnalyzeIbTools(events_, findings_, tool_context);
+  AnalyzeInspector(events_, findings_, tool_context);
 
   TriageReport r;
   r.findings = std::move(findings_);
@@ -504,7 +506,7 @@ TriageReport Analyzer::Run() {
       r.findings.begin(), r.findings.end(),
       [](const TriageFinding& a, const TriageFinding& b) { return a.level < b.level; });
   Context(r);
-  r.context.insert(r.context.end(), rdma_context.begin(), rdma_context.end());
+  r.context.insert(r.context.end(), tool_context.begin(), tool_context.end());
   AttachDiagnoses(r.findings);
   r.diagnoses = diagnoses_;
   return r;

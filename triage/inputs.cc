@@ -1,5 +1,6 @@
 #include "triage/inputs.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -9,8 +10,10 @@
 #include <ostream>
 
 #include "absl/strings/str_cat.h"
+#include "logs/nccl_inspector.h"
 #include "logs/ras_json.h"
 #include "triage/ib.h"
+#include "triage/inspector.h"
 #include "triage/rdma.h"
 
 namespace railwatch {
@@ -21,15 +24,16 @@ using logs::LogParser;
 
 // Longest line read; the parser itself looks at the first 64 KiB of it and counts the cut.
 constexpr size_t kMaxLineBytes = 1 << 20;
-// InfiniBand tool output is read whole (its readers need the blocks together): the first
-// 64 KiB say whether an input is one, and such an input is kept up to 256 MiB.
+// InfiniBand tool output, NCCL RAS JSON and NCCL Inspector output are read whole (their readers
+// need the blocks together): the first 64 KiB say whether an input is one, and such an input is
+// kept up to 256 MiB.
 constexpr size_t kIbHeadBytes = 64 * 1024;
 constexpr size_t kMaxIbBytes = size_t{256} << 20;
 
-// Keeps an input's text while it may be InfiniBand tool output.
+// Keeps an input's text while it may be one read whole.
 struct IbText {
   std::string text;
-  bool decided = false, keep = false, too_long = false;
+  bool decided = false, keep = false, too_long = false, inspector = false;
   void Add(const std::string& line) {
     if (decided && !keep) return;
     if (text.size() + line.size() + 1 > kMaxIbBytes) {
@@ -45,7 +49,8 @@ struct IbText {
   void Decide() {
     if (decided) return;
     decided = true;
-    keep = LooksLikeIbToolOutput(text) || logs::LooksLikeRasJson(text);
+    inspector = logs::LooksLikeInspectorOutput(text);
+    keep = inspector || LooksLikeIbToolOutput(text) || logs::LooksLikeRasJson(text);
     if (!keep) std::string().swap(text);
   }
 };
@@ -107,6 +112,24 @@ void AddStats(const LogParser::Stats& s, LogParser::Stats& total) {
   total.events += s.events;
 }
 
+// One event per member of a communicator's operation, over every input's Inspector records
+// together, each counted in the stats of the input its first record came from.
+void AddInspectorEvents(TriageInputs& out) {
+  if (out.inspector.empty()) return;
+  std::vector<InspectorSource> sources;
+  std::vector<size_t> input_of_source;
+  for (size_t i = 0; i < out.inputs.size(); ++i) {
+    if (out.inputs[i].inspector_records == 0) continue;
+    sources.push_back({out.inputs[i].name, out.inputs[i].inspector_records});
+    input_of_source.push_back(i);
+  }
+  std::vector<size_t> from_source;
+  std::vector<LogEvent> events = InspectorSummaryEvents(out.inspector, sources, &from_source);
+  for (size_t source : from_source) ++out.inputs[input_of_source[source]].stats.events;
+  out.events.insert(out.events.end(), std::make_move_iterator(events.begin()),
+                    std::make_move_iterator(events.end()));
+}
+
 }  // namespace
 
 TriageInputs ReadTriageInputs(const std::vector<std::string>& files, std::istream& in,
@@ -155,7 +178,8 @@ TriageInputs ReadTriageInputs(const std::vector<std::string>& files, std::istrea
                       std::make_move_iterator(rdma_events.end()));
     if (ib.too_long) {
       err << "railwatch triage: " << file << ": over " << (kMaxIbBytes >> 20)
-          << " MiB: not read as InfiniBand tool output\n";
+          << " MiB: not read as "
+          << (ib.inspector ? "NCCL Inspector output" : "InfiniBand tool output") << "\n";
     }
     if (ib.keep && logs::LooksLikeRasJson(ib.text)) {
       // NCCL RAS in JSON (`ncclras -f json`, MONITOR events): read whole.
@@ -168,6 +192,21 @@ TriageInputs ReadTriageInputs(const std::vector<std::string>& files, std::istrea
       input.stats.events += ras.size();
       out.events.insert(out.events.end(), std::make_move_iterator(ras.begin()),
                         std::make_move_iterator(ras.end()));
+    } else if (ib.keep && ib.inspector) {
+      // NCCL Inspector records (JSONL or the Prometheus textfile): summarised with every other
+      // input's after the loop.
+      logs::InspectorParse parsed = logs::ParseInspectorOutput(ib.text);
+      for (const std::string& p : parsed.problems) {
+        err << "railwatch triage: " << file << ":" << p << "\n";
+      }
+      // Its lines are records, not unknown log lines; a bad record is a malformed line.
+      const uint64_t bad = std::min<uint64_t>(parsed.skipped, input.stats.unknown);
+      input.stats.malformed += bad;
+      input.stats.recognized += input.stats.unknown - bad;
+      input.stats.unknown = 0;
+      input.inspector_records = parsed.records.size();
+      out.inspector.insert(out.inspector.end(), std::make_move_iterator(parsed.records.begin()),
+                           std::make_move_iterator(parsed.records.end()));
     } else if (ib.keep) {
       std::vector<std::string> problems;
       std::vector<LogEvent> ib_events = IbToolEvents(ib.text, file, problems);
@@ -177,9 +216,10 @@ TriageInputs ReadTriageInputs(const std::vector<std::string>& files, std::istrea
       out.events.insert(out.events.end(), std::make_move_iterator(ib_events.begin()),
                         std::make_move_iterator(ib_events.end()));
     }
-    AddStats(input.stats, out.total);
     out.inputs.push_back(std::move(input));
   }
+  AddInspectorEvents(out);
+  for (const TriageInput& input : out.inputs) AddStats(input.stats, out.total);
   return out;
 }
 

@@ -2,7 +2,8 @@
 
 // The inputs of `railwatch triage`: files (or standard input) of NCCL, PyTorch, NCCL RAS and
 // nccl-tests logs, with pasted `rdma` tool output anywhere among their lines, parsed into
-// log events with their true file:line.
+// log events with their true file:line; and inputs read whole: InfiniBand tool output, NCCL
+// RAS JSON and NCCL Inspector output.
 
 #include <iosfwd>
 #include <string>
@@ -11,6 +12,7 @@
 #include "collectors/rdma_tool_output.h"
 #include "logs/log_event.h"
 #include "logs/log_parser.h"
+#include "logs/nccl_inspector.h"
 
 namespace railwatch {
 
@@ -23,6 +25,9 @@ struct TriageInput {
   // ...: collectors/ib_fabric_source.h) and its records, each an ib.* event (triage/ib.h).
   std::string ib_kind;
   size_t ib_records = 0;
+  // NCCL Inspector output (the whole input is one): how many records it held
+  // (TriageInputs::inspector).
+  size_t inspector_records = 0;
   std::string error;    // why it could not be read, "" when it was
   Failure failure = Failure::kNone;
 };
@@ -30,8 +35,12 @@ struct TriageInput {
 struct TriageInputs {
   std::vector<TriageInput> inputs;
   // Every input's events in order; each rdma tool port record is one rdma.* event
-  // (triage/rdma.h).
+  // (triage/rdma.h). After them, one nccl_inspector.summary event per member of a
+  // communicator's operation over all inputs' Inspector records (triage/inspector.h).
   std::vector<logs::LogEvent> events;
+  // The NCCL Inspector records of every input, in input order: one file per rank, as the
+  // plugin writes them, are analysed together.
+  std::vector<logs::InspectorRecord> inspector;
   logs::LogParser::Stats total;  // the inputs' parser statistics summed
 };
 

@@ -574,6 +574,51 @@ TEST(JobRegistryTest, TheStaticNameWins) {
   EXPECT_EQ(all[0].gpus, 24u);
 }
 
+// A scheduler's jobs (Slurm, issue 23) are replaced whole at each poll: a job that ends leaves,
+// and while it runs it covers the NCCL communicators learnt on its hosts.
+TEST(JobRegistryTest, ScheduledJobsComeAndGoWithEachPoll) {
+  JobRegistry r;
+  ObserveAll(r, ParseNccl({"n1:1:2 [0] NCCL INFO ncclCommInitRank comm 0x1 rank 0 nranks 2 "
+                           "cudaDev 0 busId 7000 commId 0xe12be0f58c2ac916 - Init START"},
+                          "gpu-node-001"));
+  ASSERT_EQ(r.All().size(), 1u);
+  const uint64_t generation = r.generation();
+
+  JobInfo job;
+  job.name = "slurm-1618871";
+  job.hosts = {"gpu-node-002", "gpu-node-001"};
+  job.gpus = 16;
+  job.ranks = 16;
+  job.detail = "model_pretrain by alice in gpu_p2";
+  EXPECT_TRUE(r.SetScheduled("slurm", {job}));
+  EXPECT_GT(r.generation(), generation);
+  std::vector<JobInfo> all = r.All();
+  ASSERT_EQ(all.size(), 1u) << "the learnt communicator is the scheduled job";
+  EXPECT_EQ(all[0].name, "slurm-1618871");
+  EXPECT_EQ(all[0].source, "slurm");
+  EXPECT_THAT(all[0].hosts, ElementsAre("gpu-node-001", "gpu-node-002"));
+  std::vector<JobInfo> on = r.JobsOnHosts({"gpu-node-002"});
+  ASSERT_EQ(on.size(), 1u);
+  EXPECT_EQ(on[0].gpus, 16u);
+  EXPECT_EQ(on[0].detail, "model_pretrain by alice in gpu_p2");
+  EXPECT_FALSE(r.SetScheduled("slurm", {job})) << "the same poll again changes nothing";
+
+  // The job ends: gone from the hosts, and the learnt communicator is its own job again.
+  EXPECT_TRUE(r.SetScheduled("slurm", {}));
+  EXPECT_TRUE(r.JobsOfHost("gpu-node-002").empty());
+  all = r.All();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].name, "nccl-e12be0f5");
+
+  // The topology file's name wins over a scheduled job of the same name.
+  r.SetStatic({{"train-a", {"gpu-node-009"}, 8}});
+  JobInfo clash = job;
+  clash.name = "train-a";
+  r.SetScheduled("slurm", {clash});
+  EXPECT_THAT(r.JobsOfHost("gpu-node-009"), ElementsAre("train-a"));
+  EXPECT_TRUE(r.JobsOfHost("gpu-node-002").empty());
+}
+
 TEST(JobRegistryTest, IgnoresOtherEventsAndKeepsJobsOnDestroy) {
   JobRegistry r;
   StoredEvent error;

@@ -48,6 +48,8 @@ if grep -v "invalid JSON read after adding" "$WORK/all.err" >&2; then
 fi
 expect "$WORK/all.jsonl" '"kind":"pytorch.watchdog_timeout"'
 expect "$WORK/all.jsonl" '"kind":"nccl_ras.report"'
+# The six NCCL Inspector samples (JSON records and Prometheus textfiles): one event per member.
+[ "$(grep -c '"kind":"nccl_inspector.summary"' "$WORK/all.jsonl")" -eq 7 ] || fail "want 7 Inspector members"
 expect "$WORK/all.jsonl" '"avg_busbw_gbps":406.034'
 # Rows per CATALOGUE.md: nccl_01 25, nccltests_01 5, nccltests_04 12, nccltests_05 25.
 [ "$(grep -c '"kind":"nccltests.result"' "$WORK/all.jsonl")" -eq 67 ] || fail "want 67 nccl-tests rows"

@@ -1,0 +1,113 @@
+#include "jobs/slurm_watch.h"
+
+#include <algorithm>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "common/logging.h"
+#include "common/run_program.h"
+
+namespace railwatch {
+
+absl::StatusOr<SlurmWatchOptions> SlurmWatchOptionsFromFlag(const std::string& flag) {
+  SlurmWatchOptions options;
+  if (flag == "off" || flag.empty()) {
+    options.command.clear();
+    return options;
+  }
+  if (flag == "squeue") return options;
+  if (absl::StartsWith(flag, "squeue:") && flag.size() > 7) {
+    options.command = {flag.substr(7), "--json"};
+    return options;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--slurm=", flag, ": want off, squeue or squeue:PATH"));
+}
+
+std::vector<JobInfo> RunningSlurmJobs(const std::vector<jobs::SlurmJob>& jobs) {
+  std::vector<JobInfo> out;
+  for (const jobs::SlurmJob& j : jobs) {
+    // COMPLETING: its nodes are still being cleaned; the job's work is over.
+    if (j.state != "RUNNING" && j.state != "SUSPENDED") continue;
+    if (j.nodes.empty()) continue;
+    JobInfo info;
+    info.name = absl::StrCat("slurm-", j.id);
+    info.hosts = j.nodes;
+    const uint32_t nodes = static_cast<uint32_t>(j.nodes.size());
+    if (j.gpus_per_node > 0) {
+      info.gpus = static_cast<uint32_t>(j.gpus_per_node) * nodes;
+    } else if (j.gpus_total > 0) {
+      info.gpus = static_cast<uint32_t>(j.gpus_total);
+    }
+    info.ranks = info.gpus;
+    info.detail = j.name;
+    if (!j.user.empty()) absl::StrAppend(&info.detail, " by ", j.user);
+    if (!j.partition.empty()) absl::StrAppend(&info.detail, " in ", j.partition);
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+SlurmWatch::SlurmWatch(SlurmWatchOptions options, JobRegistry& registry)
+    : options_(std::move(options)), registry_(registry) {}
+
+SlurmWatch::~SlurmWatch() { Stop(); }
+
+absl::Status SlurmWatch::RunOnce() {
+  absl::Status status = [&]() -> absl::Status {
+    absl::StatusOr<ProgramOutput> run = RunProgram(options_.command, options_.timeout);
+    if (!run.ok()) return run.status();
+    if (run->exit_code != 0) {
+      const std::string said(absl::StripAsciiWhitespace(run->err.substr(0, 300)));
+      return absl::UnavailableError(absl::StrCat(options_.command[0], " exited ",
+                                                 run->exit_code, said.empty() ? "" : ": ", said));
+    }
+    jobs::SlurmJobsResult read = jobs::ParseSqueueJson(run->out, options_.command[0]);
+    if (read.jobs.empty() && !read.problems.empty()) {
+      return absl::DataLossError(read.problems.front().ToString());
+    }
+    for (const jobs::SlurmProblem& p : read.problems) spdlog::warn("slurm: {}", p.ToString());
+    std::vector<JobInfo> running = RunningSlurmJobs(read.jobs);
+    const size_t count = running.size();
+    if (registry_.SetScheduled("slurm", std::move(running))) {
+      spdlog::info("slurm: {} running job(s)", count);
+    }
+    absl::MutexLock lock(&mu_);
+    stats_.jobs = count;
+    return absl::OkStatus();
+  }();
+  absl::MutexLock lock(&mu_);
+  ++stats_.polls;
+  if (!status.ok()) {
+    ++stats_.failures;
+    if (!failing_) {
+      spdlog::warn("slurm: {} (the last known jobs are kept; asked again every {})",
+                   status.message(), absl::FormatDuration(options_.interval));
+    }
+  } else if (failing_) {
+    spdlog::info("slurm: answering again");
+  }
+  failing_ = !status.ok();
+  return status;
+}
+
+void SlurmWatch::Start() {
+  thread_ = std::thread([this] {
+    do {
+      (void)RunOnce();
+    } while (!stop_.WaitForNotificationWithTimeout(options_.interval));
+  });
+}
+
+void SlurmWatch::Stop() {
+  if (!stop_.HasBeenNotified()) stop_.Notify();
+  if (thread_.joinable()) thread_.join();
+}
+
+SlurmWatch::Stats SlurmWatch::stats() const {
+  absl::MutexLock lock(&mu_);
+  return stats_;
+}
+
+}  // namespace railwatch

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Jobs from a real Slurm (issue 23 item 4): Debian's munged, slurmctld and slurmd run on
+# loopback in the work directory (one node, this machine's short host name, gres gpu:8 on
+# stand-in device nodes), railwatchd polls `squeue --json` every second (--slurm=squeue), a job
+# submitted with sbatch appears in the daemon's jobs (railwatch topology --jobs: its node, 8 GPUs,
+# its name, user and partition) within one poll, and leaves within one poll of scancel.
+# Needs root (slurmd runs jobs as the submitting user; the device nodes are made with mknod).
+set -euo pipefail
+
+BUILD=${1:?usage: slurm_jobs_e2e.sh BUILD_DIR}
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+
+for p in munged slurmctld slurmd sbatch squeue scancel; do
+  command -v "$p" >/dev/null || fail "$p not found: scripts/install-deps installs slurm-wlm and munge"
+done
+[ "$(id -u)" -eq 0 ] || fail "needs root (slurmd, mknod)"
+
+S=$WORK/slurm
+NODE=$(hostname -s)
+mkdir -p "$S/munge" "$S/state" "$S/spool" "$S/dev"
+chmod 700 "$S/munge"
+head -c 1024 /dev/urandom >"$S/munge/key"
+chmod 400 "$S/munge/key"
+munged -F -f -S "$S/munge/sock" --key-file="$S/munge/key" --log-file="$S/munge/log" \
+  --pid-file="$S/munge/pid" --seed-file="$S/munge/seed" >"$WORK/munged.log" 2>&1 &
+PIDS+=($!)
+wait_for 10 "munged's socket" test -S "$S/munge/sock"
+
+# Eight GPUs for Slurm's gres plugin: character devices (1,3 is /dev/null's), never opened.
+for i in 0 1 2 3 4 5 6 7; do mknod "$S/dev/gpu$i" c 1 3; done
+CTLD_PORT=$(free_port)
+SLURMD_PORT=$(free_port)
+cat >"$S/slurm.conf" <<EOF
+ClusterName=railwatch-e2e
+SlurmctldHost=$NODE(127.0.0.1)
+SlurmctldPort=$CTLD_PORT
+SlurmdPort=$SLURMD_PORT
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$S/munge/sock
+CredType=cred/munge
+StateSaveLocation=$S/state
+SlurmdSpoolDir=$S/spool
+SlurmctldPidFile=$S/slurmctld.pid
+SlurmdPidFile=$S/slurmd.pid
+SlurmctldLogFile=$WORK/slurmctld.log
+SlurmdLogFile=$WORK/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+MpiDefault=none
+SwitchType=switch/none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+GresTypes=gpu
+ReturnToService=2
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=1000 Gres=gpu:8 State=UNKNOWN
+PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+EOF
+cat >"$S/gres.conf" <<EOF
+AutoDetect=off
+NodeName=$NODE Name=gpu File=$S/dev/gpu[0-7]
+EOF
+export SLURM_CONF=$S/slurm.conf
+slurmctld -D -f "$SLURM_CONF" >"$WORK/slurmctld.out.log" 2>&1 &
+PIDS+=($!)
+wait_for 20 "slurmctld" scontrol ping
+slurmd -D -f "$SLURM_CONF" >"$WORK/slurmd.out.log" 2>&1 &
+PIDS+=($!)
+node_idle() { sinfo -h -n "$NODE" -o %T | grep -qx idle; }
+wait_for 30 "node $NODE idle" node_idle
+
+rm -f "$WORK/ready.json"
+"$DAEMON" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --rules="$SRC/rules" \
+  --ready_file="$WORK/ready.json" --slurm=squeue --slurm_interval=1s >"$WORK/daemon.log" 2>&1 &
+PIDS+=($!)
+wait_for 30 "daemon ready" test -s "$WORK/ready.json"
+GRPC=$(json_field "$WORK/ready.json" grpc)
+
+jobs_now() { "$CLI" --server="$GRPC" topology --jobs >"$WORK/jobs.txt" 2>&1; }
+jobs_now || fail "railwatch topology --jobs failed: $(cat "$WORK/jobs.txt")"
+grep -q "^No jobs known" "$WORK/jobs.txt" || fail "jobs before any was submitted: $(cat "$WORK/jobs.txt")"
+
+JOB=$(sbatch --parsable --chdir="$WORK" --output=/dev/null --gres=gpu:8 -J model_pretrain --wrap "sleep 300") || fail "sbatch failed"
+submitted=$SECONDS
+has_job() { jobs_now && grep -E "^slurm-$JOB +8 +8 +$NODE +slurm .*model_pretrain by root in gpu" "$WORK/jobs.txt"; }
+wait_for 10 "slurm-$JOB in the daemon's jobs" has_job
+echo "slurm-$JOB in the daemon's jobs $((SECONDS - submitted)) s after sbatch (poll: 1 s)"
+
+scancel "$JOB"
+cancelled=$SECONDS
+no_job() { jobs_now && ! grep -q "^slurm-$JOB " "$WORK/jobs.txt"; }
+wait_for 15 "slurm-$JOB gone from the daemon's jobs" no_job
+echo "slurm-$JOB gone $((SECONDS - cancelled)) s after scancel"
+
+# slurmctld stops answering: the daemon keeps what it knew and says so once.
+JOB2=$(sbatch --parsable --chdir="$WORK" --output=/dev/null --gres=gpu:4 -J eval --wrap "sleep 300") || fail "second sbatch failed"
+wait_for 10 "slurm-$JOB2 in the daemon's jobs" sh -c "'$CLI' --server='$GRPC' topology --jobs | grep -q '^slurm-$JOB2 '"
+kill "$(cat "$S/slurmctld.pid")"
+# squeue itself retries for about 10 s before it gives up.
+wait_for 40 "the failing poll in the daemon's log" \
+  grep -q "slurm: .*the last known jobs are kept" "$WORK/daemon.log"
+jobs_now && grep -q "^slurm-$JOB2 " "$WORK/jobs.txt" || fail "a job was dropped because slurmctld stopped answering"
+scancel "$JOB2" 2>/dev/null || true
+echo "PASS"
