@@ -94,7 +94,8 @@ bool JobRegistry::SetScheduled(const std::string& source, std::vector<JobInfo> j
   std::sort(before.begin(), before.end(), by_name);
   std::sort(after.begin(), after.end(), by_name);
   const bool changed = !std::equal(before.begin(), before.end(), after.begin(), after.end(), same);
-  RebuildHostIndexLocked();
+  // The same jobs again (most polls): readers' cached job labels stay valid.
+  if (changed) RebuildHostIndexLocked();
   return changed;
 }
 

@@ -601,7 +601,9 @@ TEST(JobRegistryTest, ScheduledJobsComeAndGoWithEachPoll) {
   ASSERT_EQ(on.size(), 1u);
   EXPECT_EQ(on[0].gpus, 16u);
   EXPECT_EQ(on[0].detail, "model_pretrain by alice in gpu_p2");
+  const uint64_t scheduled = r.generation();
   EXPECT_FALSE(r.SetScheduled("slurm", {job})) << "the same poll again changes nothing";
+  EXPECT_EQ(r.generation(), scheduled) << "so the engine keeps its cached job labels";
 
   // The job ends: gone from the hosts, and the learnt communicator is its own job again.
   EXPECT_TRUE(r.SetScheduled("slurm", {}));
