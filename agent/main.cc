@@ -111,9 +111,9 @@ ABSL_FLAG(std::string, log_paths, "",
           "(\"/var/log/nccl/*.log\"); empty: no log collector");
 ABSL_FLAG(std::string, nccl_ras, "auto",
           "--role=host: NCCL RAS endpoints to ask about this host's jobs (missing, dead or "
-          "stuck ranks; docs/JOBS.md): auto (127.0.0.1:28028 and every NCCL_RAS_ADDR in the "
-          "environment of a process here, when --sysfs_root is /sys; off for a simulated "
-          "tree), off, or HOST:PORT[,HOST:PORT...]");
+          "stuck ranks; docs/JOBS.md): auto (localhost:28028 and every numeric NCCL_RAS_ADDR "
+          "in the environment of a process here, when --sysfs_root is /sys; off for a "
+          "simulated tree), off, or HOST:PORT[,HOST:PORT...]");
 ABSL_FLAG(absl::Duration, nccl_ras_interval, absl::Seconds(30),
           "--role=host: how often each listening NCCL RAS endpoint is asked for its STATUS");
 ABSL_FLAG(absl::Duration, nccl_ras_timeout, absl::Seconds(5),

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/ascii.h"
@@ -123,6 +124,8 @@ absl::StatusOr<std::string> Exchange(int fd, std::string& buffer, const std::str
   return TakeLine(buffer);
 }
 
+// Tries every address of the endpoint in turn: NCCL binds the first getaddrinfo("localhost")
+// answer, which may be ::1 or 127.0.0.1.
 absl::StatusOr<int> Connect(const RasEndpoint& e, absl::Time deadline) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
@@ -133,18 +136,38 @@ absl::StatusOr<int> Connect(const RasEndpoint& e, absl::Time deadline) {
     return absl::InvalidArgumentError(absl::StrCat(e.host, ": ", gai_strerror(rc)));
   }
   std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> list(found, freeaddrinfo);
-  const int fd = socket(found->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
-  Fd guard(fd);
-  if (connect(fd, found->ai_addr, found->ai_addrlen) != 0 && errno != EINPROGRESS) {
-    return absl::UnavailableError(absl::StrCat("connect: ", std::strerror(errno)));
+  absl::Status last = absl::UnavailableError("no address");
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    const int fd = socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      last = absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
+      continue;
+    }
+    Fd guard(fd);
+    if (connect(fd, a->ai_addr, a->ai_addrlen) != 0 && errno != EINPROGRESS) {
+      last = absl::UnavailableError(absl::StrCat("connect: ", std::strerror(errno)));
+      continue;
+    }
+    if (absl::Status s = Wait(fd, POLLOUT, deadline, "to connect"); !s.ok()) return s;
+    int error = 0;
+    socklen_t length = sizeof(error);
+    getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
+    if (error != 0) {
+      last = absl::UnavailableError(absl::StrCat("connect: ", std::strerror(error)));
+      continue;
+    }
+    return guard.release();
   }
-  if (absl::Status s = Wait(fd, POLLOUT, deadline, "to connect"); !s.ok()) return s;
-  int error = 0;
-  socklen_t length = sizeof(error);
-  getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
-  if (error != 0) return absl::UnavailableError(absl::StrCat("connect: ", std::strerror(error)));
-  return guard.release();
+  return last;
+}
+
+// A numeric IPv4 or IPv6 address, or "localhost": what an NCCL_RAS_ADDR found in another
+// user's environment may name (no DNS name: the agent asks nothing off this host).
+bool LocalAddress(const std::string& host) {
+  if (host == "localhost") return true;
+  in6_addr a6{};
+  in_addr a4{};
+  return inet_pton(AF_INET, host.c_str(), &a4) == 1 || inet_pton(AF_INET6, host.c_str(), &a6) == 1;
 }
 
 std::string ReadWhole(const fs::path& path) {
@@ -213,7 +236,7 @@ absl::StatusOr<std::vector<RasEndpoint>> RasEndpoints(std::string_view spec_in,
     }
     return out;
   }
-  add(*ParseRasAddress("127.0.0.1:28028", "default"));
+  add(*ParseRasAddress("localhost:28028", "default"));
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(proc_root, ec)) {
     const std::string pid = entry.path().filename().string();
@@ -223,8 +246,11 @@ absl::StatusOr<std::vector<RasEndpoint>> RasEndpoints(std::string_view spec_in,
       if (!absl::StartsWith(var, "NCCL_RAS_ADDR=")) continue;
       absl::StatusOr<RasEndpoint> e =
           ParseRasAddress(std::string(var.substr(14)), absl::StrCat("NCCL_RAS_ADDR of pid ", pid));
-      if (e.ok()) {
+      if (e.ok() && LocalAddress(e->host)) {
         add(*std::move(e));
+      } else if (e.ok()) {
+        spdlog::debug("nccl_ras: pid {}: NCCL_RAS_ADDR {} is not a numeric address: not asked",
+                      pid, e->Address());
       } else {
         spdlog::debug("nccl_ras: pid {}: NCCL_RAS_ADDR {}", pid, e.status().message());
       }
@@ -233,7 +259,8 @@ absl::StatusOr<std::vector<RasEndpoint>> RasEndpoints(std::string_view spec_in,
   return out;
 }
 
-uint64_t ListeningSocketInode(const std::string& proc_root, int port) {
+std::map<int, std::set<uint64_t>> ListeningSockets(const std::string& proc_root) {
+  std::map<int, std::set<uint64_t>> out;
   for (const char* table : {"net/tcp", "net/tcp6"}) {
     std::ifstream in(fs::path(proc_root) / table);
     std::string line;
@@ -243,17 +270,23 @@ uint64_t ListeningSocketInode(const std::string& proc_root, int port) {
       std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
       if (f.size() < 10 || f[3] != "0A") continue;  // 0A: LISTEN
       const size_t colon = f[1].rfind(':');
-      int local_port = 0;
+      int port = 0;
+      uint64_t inode = 0;
       if (colon == absl::string_view::npos ||
-          !absl::numbers_internal::safe_strto32_base(f[1].substr(colon + 1), &local_port, 16) ||
-          local_port != port) {
+          !absl::numbers_internal::safe_strto32_base(f[1].substr(colon + 1), &port, 16) ||
+          !absl::SimpleAtoi(f[9], &inode) || inode == 0) {
         continue;
       }
-      uint64_t inode = 0;
-      if (absl::SimpleAtoi(f[9], &inode) && inode != 0) return inode;
+      out[port].insert(inode);
     }
   }
-  return 0;
+  return out;
+}
+
+uint64_t ListeningSocketInode(const std::string& proc_root, int port) {
+  const std::map<int, std::set<uint64_t>> all = ListeningSockets(proc_root);
+  auto it = all.find(port);
+  return it == all.end() ? 0 : *it->second.begin();
 }
 
 absl::StatusOr<RasAnswer> QueryRasStatus(const RasEndpoint& endpoint, absl::Duration timeout,
@@ -271,10 +304,15 @@ absl::StatusOr<RasAnswer> QueryRasStatus(const RasEndpoint& endpoint, absl::Dura
         absl::StrCat("not an NCCL RAS endpoint: it answered \"", line->substr(0, 80), "\""));
   }
   answer.protocol = line->substr(16);
-  // RAS's own collective timeout: below ours, so that it answers with what it has.
-  const double ras_timeout = std::max(0.5, absl::ToDoubleSeconds(timeout) * 0.6);
+  // RAS's own collective timeout: below ours, so that it answers with what it has. Whole
+  // seconds: NCCL before 2.30 reads it with strtol and refuses a fraction.
+  const int64_t ras_timeout =
+      std::max<int64_t>(1, static_cast<int64_t>(absl::ToDoubleSeconds(timeout) * 0.6));
   line = Exchange(socket.get(), buffer, absl::StrCat("TIMEOUT ", ras_timeout), deadline);
   if (!line.ok()) return line.status();
+  if (*line != "OK") {
+    spdlog::debug("nccl_ras: {} refused TIMEOUT {}: {}", endpoint.Address(), ras_timeout, *line);
+  }
   if (json) {
     line = Exchange(socket.get(), buffer, "SET FORMAT json", deadline);
     if (!line.ok()) return line.status();
@@ -325,16 +363,26 @@ bool NcclRasCollector::OlderThan2273(const std::string& version) {
   return v[2] < 3;
 }
 
-void NcclRasCollector::Query(EndpointState& state, absl::Time now) {
-  const std::string source = absl::StrCat("nccl-ras://", state.endpoint.Address());
-  absl::StatusOr<RasAnswer> answer = QueryRasStatus(state.endpoint, options_.timeout);
+void NcclRasCollector::Query(const RasEndpoint& endpoint, absl::Time now) {
+  const std::string source = absl::StrCat("nccl-ras://", endpoint.Address());
+  // The network and the parsing happen outside the lock: Collect, on the agent's poll thread,
+  // takes it every cycle.
+  absl::StatusOr<RasAnswer> answer = QueryRasStatus(endpoint, options_.timeout);
+  std::vector<std::string> problems;
+  std::vector<logs::LogEvent> events;
+  if (answer.ok()) events = RasAnswerEvents(*answer, source, problems);
+  for (const std::string& p : problems) spdlog::warn("nccl_ras: {}", p);
+
   absl::MutexLock lock(&mu_);
+  auto found = endpoints_.find(endpoint.Address());
+  if (found == endpoints_.end()) return;
+  EndpointState& state = found->second;
   if (!answer.ok()) {
     const bool refused = absl::IsUnavailable(answer.status()) &&
                          absl::StrContains(answer.status().message(), "refused");
     ++(refused ? state.refused : state.failed);
-    if (state.up || state.failed == 1) {
-      spdlog::warn("nccl_ras: {} ({}): {}", state.endpoint.Address(), state.endpoint.origin,
+    if (state.up || state.failed + state.refused == 1) {
+      spdlog::warn("nccl_ras: {} ({}): {}", endpoint.Address(), endpoint.origin,
                    answer.status().message());
     }
     state.up = false;
@@ -342,10 +390,7 @@ void NcclRasCollector::Query(EndpointState& state, absl::Time now) {
   }
   ++state.ok;
   state.up = true;
-  std::vector<std::string> problems;
-  std::vector<logs::LogEvent> events = RasAnswerEvents(*answer, source, problems);
-  for (const std::string& p : problems) spdlog::warn("nccl_ras: {}", p);
-  std::map<std::string, std::string> mismatch;
+  std::map<std::string, Mismatch> mismatch;
   const int64_t t = absl::ToUnixNanos(now);
   for (logs::LogEvent& e : events) {
     if (e.kind == "nccl_ras.report") {
@@ -356,7 +401,7 @@ void NcclRasCollector::Query(EndpointState& state, absl::Time now) {
                        "asked while a communicator initialises: it is asked only after the "
                        "first {} of the job; a communicator created later in the job is not "
                        "seen coming (docs/JOBS.md)",
-                       state.endpoint.Address(), state.nccl_version,
+                       endpoint.Address(), state.nccl_version,
                        absl::FormatDuration(options_.init_grace));
         }
       }
@@ -365,14 +410,16 @@ void NcclRasCollector::Query(EndpointState& state, absl::Time now) {
       state.last_errors = errors;
     } else if (e.kind == "nccl_ras.comm_issue" && e.Value("issue") == "MISMATCH") {
       // Counts that differ in one answer may be a healthy job caught mid-step; the same counts
-      // in the next answer mean the ranks behind stopped launching.
+      // in the next answer mean the ranks behind stopped launching. Sent at every answer while
+      // they stay stopped, so that the playbook keeps seeing the hang.
       const std::string counts = e.Value("op_counts") + "|" + e.Value("status_counts");
-      mismatch[EventKey(e)] = counts;
       auto it = state.last_mismatch.find(EventKey(e));
-      if (it == state.last_mismatch.end() || it->second != counts) continue;
-      e.Set("stuck_for_s", absl::StrCat(absl::ToInt64Seconds(options_.interval)));
+      const bool same = it != state.last_mismatch.end() && it->second.counts == counts;
+      mismatch[EventKey(e)] = {counts, same ? it->second.since : now};
+      if (!same) continue;
+      e.Set("stuck_for_s", absl::StrCat(absl::ToInt64Seconds(now - it->second.since)));
     }
-    e.Set("endpoint", state.endpoint.Address());
+    e.Set("endpoint", endpoint.Address());
     pending_.push_back(LogEventRecord(std::move(e), "nccl_ras", source, t, false));
   }
   state.last_mismatch = std::move(mismatch);
@@ -385,44 +432,47 @@ void NcclRasCollector::QueryOnce() {
     spdlog::error("nccl_ras: {}", found.status().message());
     return;
   }
+  const std::map<int, std::set<uint64_t>> listening = ListeningSockets(options_.proc_root);
   const absl::Time now = clock_.Now();
-  std::vector<std::string> ready;
+  std::vector<RasEndpoint> ready;
   {
     absl::MutexLock lock(&mu_);
+    // Endpoints no process names any more (their job ended) are forgotten.
+    std::map<std::string, EndpointState> kept;
     for (RasEndpoint& e : *found) {
-      EndpointState& state = endpoints_[e.Address()];
+      const std::string address = e.Address();
+      auto it = endpoints_.find(address);
+      EndpointState state = it == endpoints_.end() ? EndpointState{} : std::move(it->second);
       state.endpoint = std::move(e);
+      kept.emplace(address, std::move(state));
     }
+    endpoints_ = std::move(kept);
     for (auto& [address, state] : endpoints_) {
-      const uint64_t inode = ListeningSocketInode(options_.proc_root, state.endpoint.port);
-      if (inode == 0) {
+      auto sockets = listening.find(state.endpoint.port);
+      if (sockets == listening.end()) {
         // Nobody listens (no job, or NCCL_RAS_ENABLE=0): no connection is made.
-        state.socket_inode = 0;
+        state.sockets.clear();
         state.up = false;
         continue;
       }
-      if (inode != state.socket_inode) {
-        // A new job: its communicators are being set up.
-        state.socket_inode = inode;
+      // A socket not seen before is a job starting (jobs of one user share the port through
+      // SO_REUSEPORT): its communicators are being set up.
+      if (!std::includes(state.sockets.begin(), state.sockets.end(), sockets->second.begin(),
+                         sockets->second.end())) {
         state.listening_since = now;
         state.nccl_version.clear();
+        state.last_errors.clear();
         state.last_mismatch.clear();
       }
+      state.sockets = sockets->second;
       if (now - state.listening_since < options_.init_grace) {
         ++state.skipped_init;
         continue;
       }
-      ready.push_back(address);
+      ready.push_back(state.endpoint);
     }
   }
-  for (const std::string& address : ready) {
-    EndpointState* state;
-    {
-      absl::MutexLock lock(&mu_);
-      state = &endpoints_[address];
-    }
-    Query(*state, now);
-  }
+  for (const RasEndpoint& endpoint : ready) Query(endpoint, now);
 }
 
 void NcclRasCollector::Run() {

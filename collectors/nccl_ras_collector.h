@@ -6,9 +6,10 @@
 //
 // Where: every NCCL process of a job listens on 127.0.0.1:28028 unless NCCL_RAS_ADDR says
 // otherwise (NCCL_RAS_ENABLE=0 turns it off); any one process answers for the whole job. The
-// collector asks the default address and every distinct NCCL_RAS_ADDR in the environment of a
-// process on this host (<proc_root>/*/environ, readable by root), and asks nothing while no
-// socket listens there (<proc_root>/net/tcp{,6}), so a host without a job costs no connection.
+// collector asks localhost:28028 and every distinct NCCL_RAS_ADDR (a numeric address) in the
+// environment of a process on this host (<proc_root>/*/environ, readable by root), and asks
+// nothing while no socket listens on its port (<proc_root>/net/tcp{,6}), so a host without a
+// job costs no connection. An address no process names any more is forgotten.
 //
 // How: the RAS client protocol (text lines; src/ras/client_support.cc): "CLIENT PROTOCOL 2",
 // "TIMEOUT <s>", "SET FORMAT json" (2.28.7+; older answer "ERROR: ..." and the report comes as
@@ -24,11 +25,12 @@
 // What: events of the same kinds as a pasted report (logs/ras_parser.h, logs/ras_json.h).
 // A collective-count MISMATCH is sent once two answers in a row show the same counts (the
 // job stopped launching: counts taken while a healthy job runs can differ by one for a
-// moment); INCOMPLETE, ERROR and DEAD are sent at once. A report is sent when its `errors`
-// change. RAS can say OK while the training framework times out: its word clears nothing.
+// moment), then at every answer while they stay, with `stuck_for_s`; INCOMPLETE, ERROR and
+// DEAD are sent at once. A report is sent when its `errors` change. RAS can say OK while the training framework times out: its word clears nothing.
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <thread>
@@ -54,12 +56,15 @@ struct RasEndpoint {
 // "HOST:PORT" or "[IPV6]:PORT" (NCCL_RAS_ADDR's form); an error says what is wrong.
 absl::StatusOr<RasEndpoint> ParseRasAddress(std::string_view text, std::string origin);
 
-// What `spec` names: "auto" (127.0.0.1:28028 and each distinct NCCL_RAS_ADDR found in
-// <proc_root>/<pid>/environ), "off" (none), or a comma list of HOST:PORT.
+// What `spec` names: "auto" (localhost:28028 and each distinct NCCL_RAS_ADDR with a numeric
+// address found in <proc_root>/<pid>/environ), "off" (none), or a comma list of HOST:PORT.
 absl::StatusOr<std::vector<RasEndpoint>> RasEndpoints(std::string_view spec,
                                                       const std::string& proc_root);
 
-// The inode of the socket listening on `port` (<proc_root>/net/tcp and tcp6), 0 when none.
+// Listening TCP sockets by port: their inodes (<proc_root>/net/tcp and tcp6). Several when
+// processes share a port (SO_REUSEPORT: two NCCL jobs of one user on 28028).
+std::map<int, std::set<uint64_t>> ListeningSockets(const std::string& proc_root);
+// The lowest inode listening on `port`, 0 when none.
 uint64_t ListeningSocketInode(const std::string& proc_root, int port);
 
 struct RasAnswer {
@@ -103,14 +108,18 @@ class NcclRasCollector final : public Collector {
   static bool OlderThan2273(const std::string& version);
 
  private:
+  struct Mismatch {
+    std::string counts;  // op_counts|status_counts
+    absl::Time since;    // first answer with these counts
+  };
   struct EndpointState {
     RasEndpoint endpoint;
-    uint64_t socket_inode = 0;
+    std::set<uint64_t> sockets;  // listening on the endpoint's port at the last round
     absl::Time listening_since = absl::InfinitePast();
     std::string nccl_version;
     std::string last_errors;
-    // comm_hash -> op_counts of the last answer's MISMATCH, to confirm a stopped job.
-    std::map<std::string, std::string> last_mismatch;
+    // comm_hash -> the last answer's MISMATCH counts, to confirm a stopped job.
+    std::map<std::string, Mismatch> last_mismatch;
     uint64_t ok = 0, refused = 0, failed = 0, skipped_init = 0;
     bool up = false;
   };
@@ -119,7 +128,7 @@ class NcclRasCollector final : public Collector {
   };
 
   void Run();
-  void Query(EndpointState& state, absl::Time now);
+  void Query(const RasEndpoint& endpoint, absl::Time now);
 
 
   Options options_;

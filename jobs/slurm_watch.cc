@@ -60,12 +60,25 @@ absl::Status SlurmWatch::RunOnce() {
     if (!run.ok()) return run.status();
     if (run->exit_code != 0) {
       const std::string said(absl::StripAsciiWhitespace(run->err.substr(0, 300)));
-      return absl::UnavailableError(absl::StrCat(options_.command[0], " exited ",
-                                                 run->exit_code, said.empty() ? "" : ": ", said));
+      return absl::UnavailableError(absl::StrCat(
+          options_.command[0],
+          run->signal != 0 ? absl::StrCat(" killed by signal ", run->signal)
+                           : absl::StrCat(" exited ", run->exit_code),
+          said.empty() ? "" : ": ", said));
+    }
+    if (run->truncated) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          options_.command[0], " --json printed more than 16 MiB: not read (so many jobs? "
+          "docs/JOBS.md)"));
     }
     jobs::SlurmJobsResult read = jobs::ParseSqueueJson(run->out, options_.command[0]);
-    if (read.jobs.empty() && !read.problems.empty()) {
-      return absl::DataLossError(read.problems.front().ToString());
+    // Slurm's warnings do not make a poll fail (an empty queue with a warning is still empty);
+    // its errors, or a document that could not be read, do: the last known jobs stay.
+    for (const jobs::SlurmProblem& p : read.problems) {
+      if (absl::StartsWith(p.message, "Slurm error") ||
+          (read.format.empty() && read.jobs.empty())) {
+        return absl::DataLossError(p.ToString());
+      }
     }
     for (const jobs::SlurmProblem& p : read.problems) spdlog::warn("slurm: {}", p.ToString());
     std::vector<JobInfo> running = RunningSlurmJobs(read.jobs);
@@ -93,6 +106,7 @@ absl::Status SlurmWatch::RunOnce() {
 }
 
 void SlurmWatch::Start() {
+  if (thread_.joinable()) return;
   thread_ = std::thread([this] {
     do {
       (void)RunOnce();

@@ -68,23 +68,35 @@ std::vector<Document> SplitObjects(std::string_view text) {
 // the next line starts a key; returns how many it added.
 size_t AddMissingCommas(std::string& json) {
   size_t added = 0;
-  for (size_t nl = json.find('\n'); nl != std::string::npos; nl = json.find('\n', nl + 1)) {
-    size_t prev = nl;
-    while (prev > 0 && (json[prev - 1] == ' ' || json[prev - 1] == '\t' || json[prev - 1] == '\r')) {
-      --prev;
+  std::string out;
+  out.reserve(json.size() + 64);
+  size_t line_start = 0;
+  while (line_start < json.size()) {
+    size_t nl = json.find('\n', line_start);
+    const size_t line_end = nl == std::string::npos ? json.size() : nl;
+    std::string_view line(json.data() + line_start, line_end - line_start);
+    size_t keep = line.size();
+    while (keep > 0 && (line[keep - 1] == ' ' || line[keep - 1] == '\t' || line[keep - 1] == '\r')) {
+      --keep;
     }
-    if (prev == 0) continue;
-    const char last = json[prev - 1];
-    size_t next = nl + 1;
-    while (next < json.size() && (json[next] == ' ' || json[next] == '\t')) ++next;
-    if (next >= json.size() || json[next] != '"') continue;
-    const bool value_end = last == '"' || last == '}' || last == ']' || last == 'e' ||
-                           last == 'l' || (last >= '0' && last <= '9');
-    if (!value_end) continue;
-    json.insert(prev, ",");
-    ++added;
-    ++nl;
+    out.append(line.substr(0, keep));
+    if (nl != std::string::npos && keep > 0) {
+      const char last = line[keep - 1];
+      size_t next = nl + 1;
+      while (next < json.size() && (json[next] == ' ' || json[next] == '\t')) ++next;
+      const bool value_end = last == '"' || last == '}' || last == ']' || last == 'e' ||
+                             last == 'l' || (last >= '0' && last <= '9');
+      if (value_end && next < json.size() && json[next] == '"') {
+        out.push_back(',');
+        ++added;
+      }
+    }
+    out.append(line.substr(keep));
+    if (nl == std::string::npos) break;
+    out.push_back('\n');
+    line_start = nl + 1;
   }
+  json.swap(out);
   return added;
 }
 
@@ -208,6 +220,9 @@ bool CommIssue(const Json& comm, LogEvent& issue, std::string& ranks_behind,
       if (st.value("considered_dead", false)) AppendUnique(dead, Field(m, "rank"));
     }
     issue.Set("missing_rank_ids", ids);
+    // Apart from a mismatch's ranks behind: a communicator can be both.
+    issue.Set("missing_pids", pids);
+    issue.Set("missing_nodes", nodes);
     if (!issue.Get("pids")) issue.Set("pids", pids);
     if (!issue.Get("nodes")) issue.Set("nodes", nodes);
     if (!issue.Get("gpus")) issue.Set("gpus", gpus);
@@ -249,10 +264,8 @@ void ReadReport(const Json& doc, const std::string& source, int line, std::strin
     MergeList(ranks, behind_ranks);
     MergeList(pids, behind_pids);
     MergeList(nodes, behind_nodes);
-    if (absl::StrContains(issue.Value("issue"), "INCOMPLETE")) {
-      MergeList(missing_nodes, issue.Value("nodes"));
-      MergeList(missing_pids, issue.Value("pids"));
-    }
+    MergeList(missing_nodes, issue.Value("missing_nodes"));
+    MergeList(missing_pids, issue.Value("missing_pids"));
     issues.push_back(std::move(issue));
   }
   report.Set("errors", errors.empty() ? "OK" : errors);
@@ -301,8 +314,11 @@ bool LooksLikeRasJson(std::string_view text) {
 std::vector<LogEvent> ParseRasJson(std::string_view text, const std::string& source,
                                    std::vector<std::string>& problems) {
   std::vector<LogEvent> out;
+  size_t counted_to = 0;
+  int line = 1;
   for (const Document& d : SplitObjects(text)) {
-    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + d.begin, '\n'));
+    line += static_cast<int>(std::count(text.begin() + counted_to, text.begin() + d.begin, '\n'));
+    counted_to = d.begin;
     Json doc = Json::parse(d.text, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded()) {
       std::string repaired(d.text);
@@ -327,14 +343,24 @@ std::vector<LogEvent> ParseRasJson(std::string_view text, const std::string& sou
                                       "\"nvml_dev\")"));
     }
     if (!doc.is_object()) continue;
-    if (doc.contains("communicators") || doc.contains("communicators_count")) {
-      ReadReport(doc, source, line, d.text, out);
-    } else if (doc.contains("event")) {
-      ReadMonitorEvent(doc, source, line, d.text, out);
-    } else {
-      problems.push_back(absl::StrCat(source, ":", line,
-                                      ": a JSON object that is neither a RAS report nor event"));
+    // A field of an unexpected type (a number where a boolean should be, a rank that is not an
+    // object) makes nlohmann throw: that document is a problem, the next one is still read.
+    std::vector<LogEvent> read;
+    try {
+      if (doc.contains("communicators") || doc.contains("communicators_count")) {
+        ReadReport(doc, source, line, d.text, read);
+      } else if (doc.contains("event")) {
+        ReadMonitorEvent(doc, source, line, d.text, read);
+      } else {
+        problems.push_back(absl::StrCat(source, ":", line,
+                                        ": a JSON object that is neither a RAS report nor event"));
+      }
+    } catch (const Json::exception& e) {
+      problems.push_back(
+          absl::StrCat(source, ":", line, ": not a RAS document NCCL writes: ", e.what()));
+      continue;
     }
+    for (LogEvent& e : read) out.push_back(std::move(e));
   }
   return out;
 }

@@ -102,6 +102,7 @@ void RasParser::Append(std::string& list, absl::string_view value) {
 void RasParser::Start(const Line& line, Context& ctx) {
   Finish(ctx);
   active_ = true;
+  started_mid_ = false;
   section_ = Section::kHeader;
   report_ = ctx.Begin("nccl_ras.report", line);
 }
@@ -113,6 +114,7 @@ Outcome RasParser::Feed(const Line& line, Context& ctx) {
       t != "Job summary") {
     // A report pasted from its middle: begin it in the section this line opens.
     Start(line, ctx);
+    started_mid_ = true;
     if (absl::StartsWith(t, "Communicators... (") || IsGroupTableHeader(t)) {
       section_ = Section::kCommunicators;
     } else {
@@ -352,6 +354,16 @@ Outcome RasParser::DetailLine(absl::string_view t) {
 void RasParser::Finish(Context& ctx) {
   if (!active_) return;
   active_ = false;
+  // A lone "Errors" or "Warnings" line of some other log is not a report: a report begun in
+  // its middle is kept only if something of one followed.
+  const bool empty = started_mid_ && issues_.empty() && groups_ == 0 && report_.fields.empty() &&
+                     dead_nodes_.empty() && missing_nodes_.empty();
+  started_mid_ = false;
+  if (empty) {
+    report_ = LogEvent();
+    block_.clear();
+    return;
+  }
   report_.Set("groups", absl::StrCat(groups_));
   if (!statuses_.empty()) report_.Set("status", statuses_);
   report_.Set("errors", errors_.empty() ? "OK" : errors_);

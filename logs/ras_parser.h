@@ -45,6 +45,7 @@ class RasParser {
   static void Append(std::string& list, absl::string_view value);
 
   bool active_ = false;
+  bool started_mid_ = false;  // begun at a section, not at its title: maybe not a report
   Section section_ = Section::kHeader;
   LogEvent report_;
   std::vector<LogEvent> issues_;

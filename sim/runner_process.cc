@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "common/run_program.h"
 
 namespace railwatch::sim {
 
@@ -64,12 +65,7 @@ absl::StatusOr<std::unique_ptr<Child>> Child::Start(std::string name,
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(1);  // the runner died before prctl
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    struct sigaction dfl = {};
-    dfl.sa_handler = SIG_DFL;
-    for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGHUP}) sigaction(sig, &dfl, nullptr);
+    ResetSignalsForExec();
     if (null_in >= 0) dup2(null_in, 0);
     dup2(log, 1);
     dup2(log, 2);

@@ -13,6 +13,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "support/recording_emitter.h"
@@ -24,6 +25,7 @@ namespace nccl_ras_collector_test {
 using ::railwatch::testing::Attribute;
 using ::railwatch::testing::RecordingEmitter;
 using ::railwatch::testing::TempDir;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 std::string Fixture(const std::string& name) { return testing::ReadFixture("logs/" + name); }
@@ -199,12 +201,13 @@ TEST(RasEndpoints, AutoFindsTheDefaultAndEachProcesssNcclRasAddrOnce) {
   environ("124", "NCCL_RAS_ADDR=10.0.0.5:29000\0"s);  // the same job's other rank
   environ("456", "NCCL_RAS_ADDR=[::1]:28030\0"s);
   environ("789", "NCCL_RAS_ADDR=no-port\0"s);  // malformed: skipped
+  environ("790", "NCCL_RAS_ADDR=elsewhere.example.com:28028\0"s);  // not an address here
   environ("self", "NCCL_RAS_ADDR=10.9.9.9:1\0"s);  // not a pid directory
   absl::StatusOr<std::vector<RasEndpoint>> found = RasEndpoints("auto", proc.path());
   ASSERT_TRUE(found.ok()) << found.status();
   std::vector<std::string> addresses;
   for (const RasEndpoint& e : *found) addresses.push_back(e.Address());
-  EXPECT_THAT(addresses, ::testing::UnorderedElementsAre("127.0.0.1:28028", "10.0.0.5:29000",
+  EXPECT_THAT(addresses, ::testing::UnorderedElementsAre("localhost:28028", "10.0.0.5:29000",
                                                          "[::1]:28030"));
   EXPECT_EQ((*found)[0].origin, "default");
 
@@ -225,9 +228,59 @@ TEST(RasEndpoints, ListeningSocketFromProcNetTcp) {
          "        0 424242 1 0000000000000000 100 0 0 10 0\n"
       << "   1: 0100007F:6D7D 0100007F:9C40 01 00000000:00000000 00:00000000 00000000     0"
          "        0 515151 1 0000000000000000 100 0 0 10 0\n";
+  // Two jobs of one user share the port (SO_REUSEPORT): both sockets are seen, from tcp6 too.
+  std::ofstream(proc.path() + "/net/tcp6")
+      << "  sl  local_address                         remote_address                        st "
+         "tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+      << "   0: 00000000000000000000000001000000:6D7C 00000000000000000000000000000000:0000 0A "
+         "00000000:00000000 00:00000000 00000000     0        0 434343 1 0000000000000000 100 0 0 10 0\n";
   EXPECT_EQ(ListeningSocketInode(proc.path(), 28028), 424242u);
   EXPECT_EQ(ListeningSocketInode(proc.path(), 28029), 0u);  // ESTABLISHED, not LISTEN
   EXPECT_EQ(ListeningSocketInode(proc.path(), 1234), 0u);
+  EXPECT_THAT(ListeningSockets(proc.path())[28028], ElementsAre(424242u, 434343u));
+}
+
+// A second job starting on an endpoint already asked (a new socket on the same port) gets the
+// init grace of its own: nothing is asked until it has passed.
+TEST(NcclRasCollector, ASecondJobOnTheSamePortGetsItsOwnInitGrace) {
+  FakeRasServer server(
+      {.json_report = Fixture("ras_08_v2.28.9_json_mismatch_allreduce_4nodes_a10g.json")});
+  TempDir proc;
+  std::filesystem::create_directories(proc.path() + "/net");
+  auto listen = [&](const std::vector<int>& inodes) {
+    std::ofstream tcp(proc.path() + "/net/tcp");
+    tcp << "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  "
+           "timeout inode\n";
+    for (int inode : inodes) {
+      tcp << absl::StrFormat("   0: 0100007F:%04X 00000000:0000 0A 00000000:00000000 "
+                             "00:00000000 00000000     0        0 %d 1 0 100 0 0 10 0\n",
+                             server.port(), inode);
+    }
+  };
+  FakeClock clock;
+  NcclRasCollector collector({.endpoints = server.Address(),
+                              .proc_root = proc.path(),
+                              .interval = absl::Seconds(30),
+                              .timeout = absl::Seconds(5),
+                              .init_grace = absl::Seconds(60),
+                              .background = false},
+                             clock);
+  listen({1001});
+  collector.QueryOnce();
+  clock.Advance(absl::Seconds(61));
+  collector.QueryOnce();
+  EXPECT_EQ(server.connections(), 1);
+  listen({1001, 2002});  // a second job starts
+  clock.Advance(absl::Seconds(30));
+  collector.QueryOnce();
+  EXPECT_EQ(server.connections(), 1) << "asked while the second job's communicators start";
+  clock.Advance(absl::Seconds(61));
+  collector.QueryOnce();
+  EXPECT_EQ(server.connections(), 2);
+  listen({});  // both jobs ended: nothing listens, nothing is asked
+  clock.Advance(absl::Seconds(30));
+  collector.QueryOnce();
+  EXPECT_EQ(server.connections(), 2);
 }
 
 TEST(NcclRasCollector, VersionsOlderThan2273) {

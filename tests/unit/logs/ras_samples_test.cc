@@ -98,6 +98,11 @@ TEST(RasTextSamples, V224CollectiveCountMismatchWithoutTheOperationsName) {
   EXPECT_EQ(F(issue, "nodes"), "172.16.64.210");
 }
 
+TEST(RasTextSamples, ALoneErrorsLineOfAnotherLogIsNoReport) {
+  Parsed p = ParseLines({"Errors", "step 5 loss 0.31", "Warnings", "", "done"});
+  EXPECT_TRUE(p.OfKind("nccl_ras.report").empty());
+}
+
 TEST(RasTextSamples, MonitorPeerDeadLine) {
   Parsed p = ParseFixture("ras_11_v2.29doc_monitor_text_peer_dead_event.txt");
   const LogEvent& e = p.One("nccl_ras.event");
@@ -235,6 +240,42 @@ TEST(RasJsonSamples, MonitorPeerDeadEvent) {
   EXPECT_EQ(F(e, "pid"), "1524345");
   EXPECT_EQ(F(e, "gpus"), "1");
   EXPECT_GT(e.time_unix_nano, 0);
+}
+
+// Valid JSON whose fields have types NCCL never writes (a rank that is a number, a flag that is
+// 0): a problem for that document, no exception out of the parser.
+TEST(RasJson, FieldsOfAnotherTypeAreAProblemNotACrash) {
+  std::vector<std::string> problems;
+  const std::string text =
+      "{\"communicators_count\": 1, \"communicators\": [{\"ranks\": [1]}]}\n"
+      "{\"communicators_count\": 1, \"communicators\": [{\"hash\": \"0x1\", \"ranks\": "
+      "[{\"rank\": 0, \"status\": {\"abort_flag\": 0, \"async_error\": \"x\"}}]}]}\n"
+      "{\"event\": \"PEER_DEAD\", \"peer\": {\"host\": \"h3\", \"pid\": 9}}\n";
+  std::vector<LogEvent> events = ParseRasJson(text, "odd.json", problems);
+  EXPECT_GE(problems.size(), 1u);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().kind, "nccl_ras.event");
+}
+
+// A communicator both behind on a collective and missing a rank: the report's missing nodes are
+// the missing rank's, its outliers the rank behind.
+TEST(RasJson, MissingRanksAndRanksBehindStayApart) {
+  std::vector<std::string> problems;
+  const std::string text = R"({"nccl_version": "2.29.2", "communicators_count": 1,
+    "communicators": [{"hash": "0xab", "size": 3, "ranks_count": 2, "missing_ranks_count": 1,
+      "ranks": [
+        {"rank": 0, "host": "h1", "pid": 1, "cuda_dev": 0, "collective_counts": {"AllReduce": 5}},
+        {"rank": 1, "host": "h2", "pid": 2, "cuda_dev": 0, "collective_counts": {"AllReduce": 4}}],
+      "missing_ranks": [{"rank": 2, "host": "h3", "pid": 3, "cuda_dev": 0,
+                         "status": {"unresponsive": true, "considered_dead": true}}]}]})";
+  std::vector<LogEvent> events = ParseRasJson(text, "both.json", problems);
+  EXPECT_TRUE(problems.empty());
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(F(events[0], "outlier_nodes"), "h2");
+  EXPECT_EQ(F(events[0], "missing_nodes"), "h3");
+  EXPECT_EQ(F(events[0], "missing_pids"), "3");
+  EXPECT_EQ(F(events[1], "issue"), "MISMATCH,INCOMPLETE");
+  EXPECT_EQ(F(events[1], "dead_ranks"), "2");
 }
 
 TEST(RasJson, ABrokenDocumentSaysWhereAndTheNextIsStillRead) {
