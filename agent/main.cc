@@ -13,9 +13,11 @@
 #include "agent/tls_channel.h"
 #include "collectors/ib_fabric_collector.h"
 #include "collectors/ib_source_spec.h"
+#include "collectors/kubelet_collector.h"
 #include "collectors/link_setup.h"
 #include "collectors/lldp_collector.h"
 #include "collectors/log_collector.h"
+#include "collectors/nccl_inspector_collector.h"
 #include "collectors/nccl_ras_collector.h"
 #include "collectors/rdma_sysfs_collector.h"
 #include "common/logging.h"
@@ -121,6 +123,19 @@ ABSL_FLAG(absl::Duration, nccl_ras_timeout, absl::Seconds(5),
 ABSL_FLAG(absl::Duration, nccl_ras_init_grace, absl::Seconds(60),
           "--role=host: how long after a RAS endpoint starts listening (a job starting) it is "
           "left alone: NCCL before 2.27.3 can crash when asked while communicators initialise");
+ABSL_FLAG(std::string, nccl_inspector, "",
+          "--role=host: NCCL Inspector output to follow, comma-separated files or glob patterns "
+          "of its JSON records (\"/scratch/inspector/*/*.log\", under NCCL_INSPECTOR_DUMP_DIR): "
+          "per-rank collective counts, time and bus bytes (docs/JOBS.md); empty: none");
+ABSL_FLAG(std::string, kubelet, "auto",
+          "--role=host: the kubelet's pod-resources socket, to learn which jobs' pods hold this "
+          "host's GPUs and RDMA devices (docs/JOBS.md): auto (/var/lib/kubelet/pod-resources/"
+          "kubelet.sock when --sysfs_root is /sys, asked while it exists; off for a simulated "
+          "tree), off, or a socket path (unix:///path also)");
+ABSL_FLAG(absl::Duration, kubelet_interval, absl::Seconds(10),
+          "--role=host: how often the kubelet's pod-resources API is asked (List)");
+ABSL_FLAG(absl::Duration, kubelet_timeout, absl::Seconds(2),
+          "--role=host: the most one List query of the kubelet may take");
 ABSL_FLAG(std::string, log_state_dir, "/var/lib/railwatch-agent",
           "where the log tailer keeps its read offsets across restarts (and, by default, the "
           "spool: see --spool_dir)");
@@ -164,6 +179,9 @@ railwatch::ProgramInfo AgentProgram() {
                 "log_state_dir"}},
               {"NCCL RAS (--role=host; docs/JOBS.md)",
                {"nccl_ras", "nccl_ras_interval", "nccl_ras_timeout", "nccl_ras_init_grace"}},
+              {"Kubernetes pods (--role=host; docs/JOBS.md)",
+               {"kubelet", "kubelet_interval", "kubelet_timeout"}},
+              {"NCCL Inspector (--role=host; docs/JOBS.md)", {"nccl_inspector"}},
               {"Switch collection (--role=switch; docs/SWITCH_AGENT.md)",
                {"gnmi_targets", "gnmi_profiles", "topology"}},
               {"InfiniBand fabric (--role=ib-fabric; docs/INFINIBAND.md)",
@@ -330,6 +348,17 @@ int main(int argc, char** argv) {
   }
 
   if (role == "host") {
+    if (const std::string inspector = absl::GetFlag(FLAGS_nccl_inspector); !inspector.empty()) {
+      railwatch::NcclInspectorCollector::Options inspector_options;
+      for (absl::string_view p : absl::StrSplit(inspector, ',', absl::SkipWhitespace())) {
+        p = absl::StripAsciiWhitespace(p);
+        inspector_options.tailer.patterns.emplace_back(p.data(), p.size());
+      }
+      // Its own offsets: the log tailer's state file sits in --log_state_dir.
+      inspector_options.tailer.state_dir = absl::GetFlag(FLAGS_log_state_dir) + "/nccl_inspector";
+      collectors.push_back(std::make_unique<railwatch::NcclInspectorCollector>(
+          std::move(inspector_options), railwatch::RealClock::Get()));
+    }
     std::string ras = absl::GetFlag(FLAGS_nccl_ras);
     if (ras == "auto" && absl::GetFlag(FLAGS_sysfs_root) != "/sys") ras = "off";
     if (absl::StatusOr<std::vector<railwatch::RasEndpoint>> endpoints =
@@ -346,6 +375,31 @@ int main(int argc, char** argv) {
       ras_options.init_grace = absl::GetFlag(FLAGS_nccl_ras_init_grace);
       collectors.push_back(std::make_unique<railwatch::NcclRasCollector>(
           std::move(ras_options), railwatch::RealClock::Get()));
+    }
+    // The kubelet's pod-resources API: this host's jobs (docs/JOBS.md, "Kubernetes").
+    std::string kubelet = absl::GetFlag(FLAGS_kubelet);
+    const bool kubelet_auto = kubelet == "auto";
+    if (kubelet_auto) {
+      kubelet = absl::GetFlag(FLAGS_sysfs_root) == "/sys" ? railwatch::jobs::kDefaultKubeletSocket
+                                                          : "off";
+    }
+    if (kubelet.empty()) {
+      spdlog::critical("--kubelet: expected auto, off or the socket's path");
+      return 2;
+    }
+    if (absl::GetFlag(FLAGS_kubelet_interval) <= absl::ZeroDuration() ||
+        absl::GetFlag(FLAGS_kubelet_timeout) <= absl::ZeroDuration()) {
+      spdlog::critical("--kubelet_interval and --kubelet_timeout must be positive");
+      return 2;
+    }
+    if (kubelet != "off") {
+      railwatch::KubeletCollector::Options kubelet_options;
+      kubelet_options.socket = kubelet;
+      kubelet_options.optional = kubelet_auto;
+      kubelet_options.interval = absl::GetFlag(FLAGS_kubelet_interval);
+      kubelet_options.timeout = absl::GetFlag(FLAGS_kubelet_timeout);
+      collectors.push_back(std::make_unique<railwatch::KubeletCollector>(
+          std::move(kubelet_options), railwatch::RealClock::Get()));
     }
   }
 

@@ -176,8 +176,9 @@ links between them, each cable with where it comes from (both ends, one end, dec
 map is discovered from what the agents report (NIC identities, LLDP neighbours) and the
 topology file pins it (docs/TOPOLOGY.md). --discovered shows discovery's map alone, --declared
 the file's; --diff lists where they disagree; -o yaml prints the map as a topology file to
-review and commit. --jobs lists the jobs instead (from the topology file's jobs: section, or
-learnt from NCCL logs), with their GPUs, ranks, hosts and source.)")
+review and commit. --jobs lists the jobs instead (from the topology file's jobs: section,
+Slurm, the kubelets' pods, or learnt from NCCL logs), with their GPUs, ranks, hosts and
+source.)")
           .Takes("jobs")
           .Takes("discovered")
           .Takes("declared")

@@ -278,8 +278,8 @@ int RunTopology(const CommandArgs& args, const CliOptions& o, std::ostream& out,
   }
   if (o.jobs) {
     if (topology.jobs().empty()) {
-      out << "No jobs known (none in the topology file, none from Slurm, none learnt from NCCL "
-             "logs yet).\n";
+      out << "No jobs known (none in the topology file, none from Slurm or Kubernetes, none "
+             "learnt from NCCL logs yet).\n";
     } else {
       out << JobsTable(topology);
     }

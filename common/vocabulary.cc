@@ -564,6 +564,25 @@ const std::vector<MetricSpec>& Table() {
        "declared and discovered say how. Written by railwatchd itself (docs/TOPOLOGY.md).",
        {}},
       // ---- end of switch (gNMI) block --------------------------------------------------------
+      // ---- NCCL Inspector block ---------------------------------------------------------------
+      // Read by the host agent from the Inspector plugin's JSON records
+      // (collectors/nccl_inspector_collector.h). Labels: host (added by the agent), comm (the
+      // communicator's id), rank, local_rank (its place among the communicator's ranks on this
+      // host). Collectives only; point-to-point records are not counted. Mean time of one
+      // collective: rate(seconds) / rate(collectives); bus bandwidth: rate(bus bytes) /
+      // rate(seconds).
+      {"fabric_nccl_collectives_total", C, "collectives",
+       "Collectives this rank of the communicator completed (NCCL Inspector records).",
+       {}},
+      {"fabric_nccl_collective_microseconds_total", C, "microseconds",
+       "Time this rank spent in the communicator's collectives (the records' exec time, "
+       "kernel start to end). A rank that launches late waits least: its time is lowest.",
+       {}},
+      {"fabric_nccl_collective_bus_bytes_total", C, "bus bytes",
+       "Bus bytes this rank's collectives moved (each record's bus bandwidth x its exec "
+       "time): 1e6 x rate(bus bytes) / rate(microseconds) is the rank's bus bandwidth.",
+       {}},
+      // ---- end of NCCL Inspector block -------------------------------------------------------
   };
   size_t details = 0;
   for (MetricSpec& spec : table) {
@@ -658,6 +677,20 @@ std::span<const SelfMetricSpec> AgentSelfMetrics() {
        "(no answer within --nccl_ras_timeout, or not a RAS endpoint)."},
       {"railwatch_nccl_ras_up", kGauge,
        "1 while the last STATUS query of this NCCL RAS endpoint was answered."},
+      // Jobs from the kubelet's pod-resources API (docs/JOBS.md, "Kubernetes").
+      {"railwatch_kubelet_queries_total", kCounter,
+       "List queries of the kubelet's pod-resources socket by result: ok, no_socket, denied "
+       "(the agent may not connect: root or the kubelet's group), timeout (no answer within "
+       "--kubelet_timeout), failed."},
+      {"railwatch_kubelet_up", kGauge,
+       "1 while the last List query of the kubelet's pod-resources socket was answered."},
+      {"railwatch_nccl_inspector_records_total", kCounter,
+       "NCCL Inspector collective records read (--nccl_inspector)."},
+      {"railwatch_nccl_inspector_problems_total", kCounter,
+       "Lines of NCCL Inspector files that are not valid records (skipped; the first of each "
+       "file logged with file:line:column)."},
+      {"railwatch_nccl_inspector_communicators", kGauge,
+       "Communicators whose Inspector records this host's agent follows."},
       {"railwatch_log_lines_total", kCounter, "Log lines handed to the parser, per log pattern."},
       {"railwatch_log_events_total", kCounter, "Events parsed from the log, per log pattern."},
       {"railwatch_log_lines_malformed_total", kCounter,

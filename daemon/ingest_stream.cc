@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "topology/job_ranks.h"
 
 namespace railwatch {
 namespace {
@@ -162,6 +163,12 @@ void IngestStream::StoreEvents(const v1::Batch& batch, bool& watched) {
     if (deps_.jobs != nullptr) {
       NormalizeLabels(se.labels);
       deps_.jobs->Observe(se);
+      // NCCL RAS's ranks behind, on their own hosts (topology/job_ranks.h).
+      for (StoredEvent& behind : RanksBehind(se, *deps_.jobs)) {
+        bool behind_watched = false;
+        deps_.events->Append(std::move(behind), &behind_watched);
+        watched |= behind_watched;
+      }
     }
     bool event_watched = false;
     deps_.events->Append(std::move(se), &event_watched);

@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "common/vocabulary.h"
+#include "topology/job_ranks.h"
 
 namespace railwatch {
 namespace {
@@ -35,6 +36,8 @@ void EngineReplay::Append(SeriesRef series, int64_t time_unix_nano, double value
 
 void EngineReplay::AddEvent(StoredEvent event) {
   jobs_.Observe(event);
+  // As railwatchd's ingest does (daemon/ingest_stream.cc): RAS's ranks behind on their hosts.
+  for (StoredEvent& behind : RanksBehind(event, jobs_)) events_.Append(std::move(behind));
   events_.Append(std::move(event));
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
@@ -682,12 +683,17 @@ std::vector<InspectorStraggler> FindInspectorStragglers(
         if (!std::isnan(peer->mean_busbw_gbs)) busbw.push_back(peer->mean_busbw_gbs);
         if (!std::isnan(peer->mean_exec_us)) exec.push_back(peer->mean_exec_us);
       }
+      const double exec_min =
+          exec.empty() ? std::numeric_limits<double>::quiet_NaN() : *std::min_element(exec.begin(), exec.end());
       double busbw_median = nccl_inspector_impl::Median(std::move(busbw));
       double exec_median = nccl_inspector_impl::Median(std::move(exec));
       // NaN on either side compares false: that test does not apply.
       bool slow_busbw = m->mean_busbw_gbs < ratio * busbw_median;
       bool slow_exec = m->mean_exec_us > exec_median / ratio;
-      if (!slow_busbw && !slow_exec) continue;
+      // Late: below every peer, not only their median (one slow member among three would make
+      // the other two look late against a median of two).
+      const bool late = !m->p2p && !slow_busbw && !slow_exec && m->mean_exec_us < ratio * exec_min;
+      if (!slow_busbw && !slow_exec && !late) continue;
       InspectorStraggler st;
       st.comm = m->comm;
       st.op = m->op;
@@ -699,7 +705,10 @@ std::vector<InspectorStraggler> FindInspectorStragglers(
       st.peers_median_busbw_gbs = busbw_median;
       st.exec_us = m->mean_exec_us;
       st.peers_median_exec_us = exec_median;
-      if (!std::isnan(m->mean_busbw_gbs) && busbw_median > 0) {
+      st.late = late;
+      if (late) {
+        st.share = m->mean_exec_us / exec_median;
+      } else if (!std::isnan(m->mean_busbw_gbs) && busbw_median > 0) {
         st.share = m->mean_busbw_gbs / busbw_median;
       } else if (m->mean_exec_us > 0) {
         st.share = exec_median / m->mean_exec_us;

@@ -117,13 +117,17 @@ struct InspectorStraggler {
   double exec_us = std::numeric_limits<double>::quiet_NaN();
   double peers_median_exec_us = std::numeric_limits<double>::quiet_NaN();
   // busbw / peers' median busbw; where bus bandwidth is unknown, peers' median exec time / exec
-  // time. Below `ratio` in both cases.
+  // time; for a late member, exec time / peers' median exec time. Below `ratio` in all cases.
   double share = std::numeric_limits<double>::quiet_NaN();
+  // The member launches late: its collectives take far less time than its peers' because the
+  // collective ends for all together and it waits least; every peer waits for it.
+  bool late = false;
 };
 
 // Within one communicator and op with at least 3 members: a member whose mean bus bandwidth is
 // below ratio × the median of the others', or whose mean exec time is above the others' median
-// / ratio. Members are compared on means over whatever message sizes they ran, which is fair
+// / ratio (slow); or, in a collective, whose mean exec time is below ratio × every other
+// member's (late: it launches last, so it waits least and every peer waits for it). Members are compared on means over whatever message sizes they ran, which is fair
 // because the members of one communicator run the same operations. `ratio` is in (0, 1];
 // outside that, nothing is reported. In the order of the summaries.
 std::vector<InspectorStraggler> FindInspectorStragglers(

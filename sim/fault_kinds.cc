@@ -20,6 +20,8 @@ const FaultKind& LinkFlapRepeatedKind();
 const FaultKind& BitErrorsKind();
 const FaultKind& LinkDegradeKind();
 const FaultKind& StragglerKind();
+const FaultKind& SlowRankKind();
+const FaultKind& RankHangKind();
 const FaultKind& EcnMisconfigKind();
 const FaultKind& WrongPriorityKind();
 const FaultKind& NicGoneKind();
@@ -37,7 +39,7 @@ const std::vector<const FaultKind*>& FaultKinds() {
       &BitErrorsKind(),     &LinkDegradeKind(), &StragglerKind(),  &EcnMisconfigKind(),
       &WrongPriorityKind(), &NicGoneKind(),     &PacketLossKind(), &NcclErrorKind(),
       &IbSlowReceiverKind(), &IbBadCableKind(), &IbWidthDegradeKind(), &IbLinkFlapKind(),
-      &IbXmitDiscardsKind(),
+      &IbXmitDiscardsKind(), &SlowRankKind(), &RankHangKind(),
   };
   return kinds;
 }

@@ -52,6 +52,27 @@ struct Straggler {
   FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
 };
 
+// A slow rank: from `at`, the rank on the GPU that uses `device` (GPU k uses mlx5_k) of `host`
+// computes `factor` longer than its peers before each collective (0.75: 75% longer; a GPU
+// throttled by heat or power, a slow data loader): every peer waits for it in every collective,
+// and the job's steps take longer. Its NIC and link are healthy.
+struct SlowRank {
+  std::string host, device;
+  absl::Duration at;
+  double factor = 0.75;
+  FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
+};
+
+// A hung rank: from `at`, the rank on the GPU that uses `device` of `host` launches no more
+// collectives (a process stuck in a GPU fault, a deadlock in the training code). Its peers wait
+// in the next one: the job stalls, NCCL RAS shows the rank one collective behind, and every rank's
+// watchdog times out after the collective timeout.
+struct RankHang {
+  std::string host, device;
+  absl::Duration at;
+  FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
+};
+
 // Wrong priority: from OFFSET the host's RoCE traffic leaves on priority 0
 // (QoS lost on reboot): ethtool per-priority bytes move on 0, not 3; its leaf ports count it in
 // queue 0.

@@ -12,6 +12,7 @@
 #include "absl/strings/strip.h"
 #include "common/logging.h"
 #include "common/text.h"
+#include "sim/inspector_writer.h"
 #include "sim/job_failures.h"
 #include "sim/nic_port.h"
 
@@ -37,6 +38,17 @@ int SimNicIndex(absl::string_view device, int nics) {
   }
   return k;
 }
+
+namespace {
+
+// Whether simulated host `host` is in none of the jobs.
+bool RunsNoJob(const SysfsFabric::Options& o, const std::string& host) {
+  const int h = SimHostIndex(host, o.hosts);
+  return std::none_of(o.jobs.begin(), o.jobs.end(),
+                      [h](const SimJob& j) { return j.first_host <= h && h <= j.last_host; });
+}
+
+}  // namespace
 
 absl::Status SysfsFabric::Validate() const {
   const Options& o = options_;
@@ -95,6 +107,23 @@ absl::Status SysfsFabric::Validate() const {
   for (const PfcDeadlock& x : o.deadlocks) s.Update(nic("pfc_deadlock", x.host, x.device));
   for (const BitErrors& x : o.bit_errors) s.Update(nic("ber", x.host, x.device));
   for (const Straggler& x : o.stragglers) s.Update(nic("straggler", x.host, x.device));
+  // A rank's fault: a NIC whose host runs a job that writes NCCL logs and Inspector records.
+  auto rank = [&](absl::string_view what, const std::string& host,
+                  const std::string& device) -> absl::Status {
+    if (absl::Status n = nic(what, host, device); !n.ok()) return n;
+    if (RunsNoJob(o, host)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " target ", host, " runs no job (--job): it has no ranks"));
+    }
+    if (!o.nccl_logs || !o.nccl_inspector) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", what, " shows in NCCL's Inspector records and RAS: it needs --nccl_logs and "
+          "--nccl_inspector"));
+    }
+    return absl::OkStatus();
+  };
+  for (const SlowRank& x : o.slow_ranks) s.Update(rank("slow_rank", x.host, x.device));
+  for (const RankHang& x : o.rank_hangs) s.Update(rank("rank_hang", x.host, x.device));
   for (const NicGone& x : o.nics_gone) s.Update(nic("nic_gone", x.host, x.device));
   for (const PacketLoss& x : o.packet_losses) s.Update(nic("packet_loss", x.host, x.device));
   for (const DriverReload& x : o.driver_reloads) s.Update(nic("driver_reload", x.host, x.device));
@@ -102,9 +131,7 @@ absl::Status SysfsFabric::Validate() const {
   for (const NcclError& x : o.nccl_errors) {
     s.Update(host("nccl_error", x.host));
     if (!s.ok()) break;
-    const int h = SimHostIndex(x.host, o.hosts);
-    if (std::none_of(o.jobs.begin(), o.jobs.end(),
-                     [h](const SimJob& j) { return j.first_host <= h && h <= j.last_host; })) {
+    if (RunsNoJob(o, x.host)) {
       return absl::InvalidArgumentError(
           absl::StrCat("nccl_error target ", x.host, " runs no job (--job): it has no NCCL log"));
     }
@@ -232,6 +259,38 @@ absl::Status SysfsFabric::ApplyFaults(absl::Time now) {
     spdlog::info("injected straggler: {}/{} moves {} of its peers' traffic", x.host, x.device,
                  x.factor);
   }
+  for (size_t i = 0; i < o.slow_ranks.size(); ++i) {
+    const SlowRank& x = o.slow_ranks[i];
+    if (!Due(done.slow_rank[i], now, start_, x.at)) continue;
+    const int h = SimHostIndex(x.host, o.hosts);
+    const int job = job_of_host_[h];
+    const int k = SimNicIndex(x.device, o.nics_per_host);
+    if (job < 0 || inspector_ == nullptr) continue;  // Validate refused these
+    inspector_->SetSlowRank(job, h, k, x.factor);
+    // Its steps take longer by the extra compute: the job moves its data in more time.
+    const double step = absl::ToDoubleSeconds(o.step);
+    const double extra = x.factor * step * (1 - o.comm_fraction);
+    job_slowdown_[job] = std::min(job_slowdown_[job], step / (step + extra));
+    record(x.truth);
+    spdlog::info("injected slow rank: GPU {} of {} computes {:.0f}% longer; job {} waits for it",
+                 k, x.host, x.factor * 100, o.jobs[job].name);
+  }
+  for (size_t i = 0; i < o.rank_hangs.size(); ++i) {
+    const RankHang& x = o.rank_hangs[i];
+    if (!Due(done.rank_hang[i], now, start_, x.at)) continue;
+    const int h = SimHostIndex(x.host, o.hosts);
+    const int job = job_of_host_[h];
+    const int k = SimNicIndex(x.device, o.nics_per_host);
+    if (job < 0 || inspector_ == nullptr) continue;  // Validate refused these
+    inspector_->SetHungRank(job, h, k);
+    // Its peers wait in the next collective: the job moves nothing, and every rank's watchdog
+    // times out after the collective timeout.
+    job_stalled_[job] = true;
+    failures_->JobStalled(now, job, h, k, x.truth.cause);
+    record(x.truth);
+    spdlog::info("injected hung rank: GPU {} of {} launches nothing more; job {} waits for it", k,
+                 x.host, o.jobs[job].name);
+  }
   for (size_t i = 0; i < o.wrong_priorities.size(); ++i) {
     const WrongPriority& w = o.wrong_priorities[i];
     if (!Due(done.wrong_priority[i], now, start_, w.at)) continue;
@@ -271,6 +330,10 @@ absl::Status SysfsFabric::ApplyFaults(absl::Time now) {
   for (size_t i = 0; i < o.nccl_errors.size(); ++i) {
     const NcclError& e = o.nccl_errors[i];
     if (!Due(done.nccl[i], now, start_, e.at)) continue;
+    // Its ranks are gone: the job completes no collective from now on.
+    if (const int h = SimHostIndex(e.host, o.hosts); h > 0 && job_of_host_[h] >= 0) {
+      job_failed_[job_of_host_[h]] = true;
+    }
     s.Update(failures_->Independent(now, e));
   }
   for (size_t i = 0; i < o.driver_reloads.size(); ++i) {

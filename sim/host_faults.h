@@ -20,6 +20,8 @@ struct FaultProgress {
         deadlock_over(o.deadlocks.size()),
         ber(o.bit_errors.size()),
         straggler(o.stragglers.size()),
+        slow_rank(o.slow_ranks.size()),
+        rank_hang(o.rank_hangs.size()),
         wrong_priority(o.wrong_priorities.size()),
         gone(o.nics_gone.size()),
         loss(o.packet_losses.size()),
@@ -27,7 +29,7 @@ struct FaultProgress {
         reload(o.driver_reloads.size()),
         storm_next_warning(o.storms.size()) {}
   std::vector<bool> degrade, misconfig, storm, storm_over, deadlock, deadlock_over, ber,
-      straggler, wrong_priority, gone, loss, nccl, reload;
+      straggler, slow_rank, rank_hang, wrong_priority, gone, loss, nccl, reload;
   // Storms under way: when their NIC next reports a stall-prevention warning.
   std::vector<absl::Time> storm_next_warning;
   // The NICs of the storms and deadlocks, looked at every tick.

@@ -20,6 +20,12 @@ ABSL_FLAG(absl::Duration, ethtool_interval, absl::Milliseconds(500),
 ABSL_FLAG(bool, nccl_logs, true,
           "write each job's NCCL/PyTorch log on its hosts (<root>/<host>/nccl/<job>.log): init "
           "lines, then the errors of --nccl_error and of faults that hurt ranks");
+ABSL_FLAG(bool, nccl_inspector, true,
+          "write the jobs' NCCL Inspector records, one JSONL file per rank "
+          "(<root>/<host>/nccl/inspector/<host>-pid<pid>.log); needs --nccl_logs");
+ABSL_FLAG(bool, nccl_ras, true,
+          "serve each job's NCCL RAS endpoint, one listener per host on 127.0.0.1 (its port in "
+          "<root>/<host>/nccl/ras_port); needs --nccl_inspector");
 
 namespace railwatch::sim {
 
@@ -39,6 +45,8 @@ absl::Status ParseHostFlags(SysfsFabric::Options& o) {
   o.ethtool = absl::GetFlag(FLAGS_ethtool);
   o.ethtool_interval = absl::GetFlag(FLAGS_ethtool_interval);
   o.nccl_logs = absl::GetFlag(FLAGS_nccl_logs);
+  o.nccl_inspector = absl::GetFlag(FLAGS_nccl_inspector);
+  o.nccl_ras = absl::GetFlag(FLAGS_nccl_ras);
   return absl::OkStatus();
 }
 

@@ -49,8 +49,10 @@ void SysfsFabric::MoveTraffic(absl::Time now, double dt) {
         job_burst_until_[j] = now + absl::Seconds(Uniform(rng_, 0.3, 1.5));
       }
     }
+    // A slow rank makes every step longer: the job moves the same data in more time.
     job_util[j] = job_stalled_[j] ? kStalledUtil
-                                  : std::min(0.98, job.util * slowest * job_burst_[j] *
+                                  : std::min(0.98, job.util * slowest * job_slowdown_[j] *
+                                                       job_burst_[j] *
                                                        std::max(0.0, job_noise(rng_)));
   }
 
@@ -132,6 +134,28 @@ void SysfsFabric::MoveTraffic(absl::Time now, double dt) {
     if (sent[i] <= 0 || leaf_tx[p.leaf] <= 0) continue;
     p[kRpCnpHandled] += DrawCount(rng_, leaf_cnps[p.leaf] * sent[i] / leaf_tx[p.leaf]);
   }
+}
+
+std::vector<double> SysfsFabric::JobPace() const {
+  std::vector<double> pace(options_.jobs.size(), 1.0);
+  for (size_t j = 0; j < pace.size(); ++j) {
+    if (job_stalled_[j] || job_failed_[j]) pace[j] = 0;
+    const SimJob& job = options_.jobs[j];
+    for (int leaf = LeafOf(job.first_host, 0);
+         leaf <= LeafOf(job.last_host, options_.nics_per_host - 1); ++leaf) {
+      pace[j] = std::min(pace[j], ThroughputUnderMarking(leaf_marking_[leaf]));
+    }
+  }
+  // A collective moves at its slowest NIC's pace (a ring); one that is down holds it.
+  for (const auto& port : ports_) {
+    const int j = job_of_host_[port->host];
+    if (j < 0) continue;
+    const double nic = port->up && !port->gone && !port->deadlocked
+                           ? port->speed_factor * port->straggler_factor
+                           : 0.0;
+    pace[j] = std::min(pace[j], nic);
+  }
+  return pace;
 }
 
 void SysfsFabric::MovePauses(double dt) {

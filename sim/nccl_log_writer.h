@@ -34,6 +34,13 @@ class NcclLogs {
   // no time: the reader stamps them when it reads them.
   absl::Status WriteIbCompletionError(int job, int host, int local_rank);
 
+  // The job's communicator id ("0x..."), as its Init lines print it, and the pid of its rank on
+  // GPU `local_rank` of `host`: what the Inspector's records of that rank carry. After Create.
+  const std::string& CommId(int job) const { return logs_[job].comm_id; }
+  int Pid(int job, int host, int local_rank) const {
+    return logs_[job].hosts[host - jobs_[job].first_host].ranks[local_rank].pid;
+  }
+
   static std::string LogPath(const std::string& root, const std::string& host,
                              const std::string& job);
   // The watchdog's collective timeout of the simulated jobs.

@@ -254,6 +254,8 @@ absl::Status Run::StartDaemonAndAgents() {
          HostAgentArgs(paths_, grpc_, host, o_.agent_has_ethtool_dumps, ib)) {
       argv.push_back(a);
     }
+    // The host's NCCL RAS endpoint, where the simulator serves one (sim/ras_server.h).
+    for (const std::string& a : HostRasArgs(paths_, host)) argv.push_back(a);
     if (absl::Status st = Start(host, argv); !st.ok()) return st;
   }
   if (o_.load_agents > 0) {

@@ -2,6 +2,7 @@
 #include "sim/scenario_flags.h"
 
 #include <filesystem>
+#include <fstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -63,6 +64,8 @@ absl::StatusOr<std::vector<std::string>> SimulatorArgs(const Scenario& s, const 
            s.noise.benign_pause_rate == 2);
   optional("ethtool", "", true);
   optional("nccl_logs", "", true);
+  optional("nccl_inspector", "", true);
+  optional("nccl_ras", "", true);
 
   // The faults and the driver reloads: the simulator reads them from the scenario file itself
   // and hands them to their kinds (sim/fault_kinds.h), as the runner's loader read them.
@@ -136,12 +139,24 @@ std::vector<std::string> HostAgentArgs(const RunPaths& p, const std::string& ser
                                        : "--ethtool=false",
           "--link_events=false",
           absl::StrCat("--log_paths=", tree, "/nccl/*.log"),
+          absl::StrCat("--nccl_inspector=", tree, "/nccl/inspector/*.log"),
           // What the host's lldpd would say (the simulator writes it): both ends of each cable.
           // InfiniBand has no LLDP.
           infiniband ? "--lldp_source=off" : absl::StrCat("--lldp_source=file:", tree, "/lldpd.json"),
           absl::StrCat("--log_state_dir=", p.work, "/state/", host),
           "--backoff_initial=100ms",
           "--backoff_max=1s"};
+}
+
+std::vector<std::string> HostRasArgs(const RunPaths& p, const std::string& host) {
+  const std::string file = absl::StrCat(p.root, "/", host, "/nccl/ras_port");
+  std::ifstream in(file);
+  int port = 0;
+  if (!(in >> port) || port <= 0 || port > 65535) return {};
+  // Asked every 2 s from the start: the simulated jobs have no init to protect, and a hung rank
+  // must show before the 10 s collective timeout.
+  return {absl::StrCat("--nccl_ras=127.0.0.1:", port), "--nccl_ras_interval=2s",
+          "--nccl_ras_timeout=1s", "--nccl_ras_init_grace=0s"};
 }
 
 std::vector<std::string> BaselineArgs(const RunPaths& p, const std::string& script, int hosts) {

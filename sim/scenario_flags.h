@@ -62,6 +62,10 @@ inline constexpr char kIbScannerId[] = "ib-scanner";
 std::vector<std::string> HostAgentArgs(const RunPaths& p, const std::string& server,
                                        const std::string& host, bool ethtool_dumps,
                                        bool infiniband = false);
+// The host agent's flags for the NCCL RAS endpoint the simulator serves for `host`'s job
+// (<root>/<host>/nccl/ras_port, sim/ras_server.h): asked every 2 s without an init grace. None
+// when the host runs no job (or the simulator serves no RAS).
+std::vector<std::string> HostRasArgs(const RunPaths& p, const std::string& host);
 std::vector<std::string> BaselineArgs(const RunPaths& p, const std::string& script, int hosts);
 
 }  // namespace railwatch::sim

@@ -19,6 +19,8 @@
 #include "common/logging.h"
 #include "common/text.h"
 #include "sim/host_faults.h"
+#include "sim/inspector_writer.h"
+#include "sim/ras_server.h"
 #include "sim/job_failures.h"
 #include "sim/nccl_log_writer.h"
 #include "sim/nic_port.h"
@@ -270,6 +272,8 @@ absl::Status SysfsFabric::Create(absl::Time start) {
   flap_started_.assign(options_.flaps.size(), false);
   flap_ended_.assign(options_.flaps.size(), false);
   job_stalled_.assign(options_.jobs.size(), false);
+  job_slowdown_.assign(options_.jobs.size(), 1.0);
+  job_failed_.assign(options_.jobs.size(), false);
   job_burst_.assign(options_.jobs.size(), 1.0);
   job_burst_until_.assign(options_.jobs.size(), start);
   progress_ = std::make_unique<FaultProgress>(options_);
@@ -282,6 +286,17 @@ absl::Status SysfsFabric::Create(absl::Time start) {
     nccl_ = std::make_unique<NcclLogs>(options_.root, options_.jobs, options_.nics_per_host,
                                        options_.seed);
     if (absl::Status s = nccl_->Create(start); !s.ok()) return s;
+    if (options_.nccl_inspector) {
+      inspector_ = std::make_unique<InspectorRecords>(
+          options_.root, options_.jobs, options_.nics_per_host, options_.step,
+          options_.comm_fraction, options_.link_gbps, options_.seed, *nccl_);
+      if (absl::Status s = inspector_->Create(start); !s.ok()) return s;
+      if (options_.nccl_ras) {
+        ras_ = std::make_unique<RasServer>(options_.root, options_.jobs, options_.nics_per_host,
+                                           *nccl_);
+        if (absl::Status s = ras_->Start(); !s.ok()) return s;
+      }
+    }
   }
   failures_ = std::make_unique<JobFailures>(options_.jobs, job_of_host_, nccl_.get(),
                                             options_.ground_truth_file);
@@ -420,6 +435,14 @@ absl::Status SysfsFabric::Tick(absl::Time now) {
     if (absl::Status s = port->Flush(cold); !s.ok()) return s;
   }
   if (absl::Status s = failures_->Tick(now); !s.ok()) return s;
+  if (inspector_ != nullptr) {
+    if (absl::Status s = inspector_->Tick(now, JobPace()); !s.ok()) return s;
+    if (ras_ != nullptr) {
+      for (size_t j = 0; j < options_.jobs.size(); ++j) {
+        ras_->SetCounts(static_cast<int>(j), inspector_->LaunchCounts(static_cast<int>(j)));
+      }
+    }
+  }
   return WriteEthtool(now);
 }
 

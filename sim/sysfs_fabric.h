@@ -88,6 +88,8 @@ struct StormingNic {
 
 struct FaultProgress;
 class NcclLogs;
+class InspectorRecords;
+class RasServer;
 class JobFailures;
 struct NicPort;
 
@@ -123,6 +125,8 @@ class SysfsFabric {
     std::vector<PfcDeadlock> deadlocks;
     std::vector<BitErrors> bit_errors;
     std::vector<Straggler> stragglers;
+    std::vector<SlowRank> slow_ranks;
+    std::vector<RankHang> rank_hangs;
     std::vector<WrongPriority> wrong_priorities;
     std::vector<NicGone> nics_gone;
     std::vector<PacketLoss> packet_losses;
@@ -141,6 +145,10 @@ class SysfsFabric {
     bool ethtool = true;
     absl::Duration ethtool_interval = absl::Milliseconds(500);
     bool nccl_logs = true;
+    // The jobs' NCCL Inspector records (sim/inspector_writer.h); needs nccl_logs.
+    bool nccl_inspector = true;
+    // The jobs' NCCL RAS endpoints (sim/ras_server.h); needs nccl_inspector.
+    bool nccl_ras = true;
     // JSON lines, one per injected fault, appended as it happens.
     std::string ground_truth_file;
   };
@@ -168,6 +176,9 @@ class SysfsFabric {
   absl::Status ApplyFaults(absl::Time now);
   absl::Status WriteEthtool(absl::Time now);
   void MoveTraffic(absl::Time now, double dt);
+  // By job: the share of its healthy speed its collectives' data moves at (its slowest leaf
+  // and NIC; 0 while stalled, a NIC is down or gone, or after a rank failed).
+  std::vector<double> JobPace() const;
   void MovePauses(double dt);
   void MoveErrors(double dt);
   NicPort* Find(const std::string& host, const std::string& device) const;
@@ -185,12 +196,17 @@ class SysfsFabric {
   std::vector<bool> job_stalled_;     // by job: a deadlock holds its collectives
   std::vector<double> job_burst_;     // by job: rate factor of a burst under way (1: none)
   std::vector<absl::Time> job_burst_until_;
+  // By job: the share of its healthy step rate it runs at while a slow rank holds it back.
+  std::vector<double> job_slowdown_;
+  std::vector<bool> job_failed_;  // by job: a rank failed (NCCL error): no more collectives
   std::unique_ptr<FaultProgress> progress_;  // which faults started and ended
   // Work space of a tick, reused so that a tick allocates nothing.
   struct Scratch {
     std::vector<double> job_util, leaf_a, leaf_b, per_port, per_leaf_flag;
   } scratch_;
   std::unique_ptr<NcclLogs> nccl_;
+  std::unique_ptr<InspectorRecords> inspector_;
+  std::unique_ptr<RasServer> ras_;
   std::unique_ptr<JobFailures> failures_;
 };
 

@@ -19,6 +19,7 @@ add_executable(railwatch_unit_tests
   unit/ib_fabric_collector_test.cc
   unit/lldp_collector_test.cc
   unit/lldp_neighbors_test.cc
+  unit/nccl_inspector_collector_test.cc
   unit/nccl_ras_collector_test.cc
   unit/engine_correlation_test.cc
   unit/engine_parallel_test.cc
@@ -28,6 +29,7 @@ add_executable(railwatch_unit_tests
   unit/rdma_sysfs_collector_test.cc
   unit/series_store_test.cc
   unit/sim_kinds_truth.cc
+  unit/sim_ras_server_test.cc
   unit/sysfs_fabric_test.cc
   unit/topology_test.cc)
 target_link_libraries(railwatch_unit_tests PRIVATE
@@ -386,3 +388,15 @@ target_link_libraries(railwatch_jobs_tests PRIVATE railwatch_jobs railwatch_slur
   railwatch_test_support
   nlohmann_json::nlohmann_json GTest::gtest_main GTest::gmock)
 gtest_discover_tests(railwatch_jobs_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
+
+# Jobs from Kubernetes (jobs/kubelet.h, docs/JOBS.md "Kubernetes"): the readers on the real
+# kubelet texts in fixtures/kubernetes, the resource and job-name rules (ctest -R '^Kube');
+# the pod-resources client and the agent's collector against an in-process gRPC server of the
+# published proto on a Unix socket (-R '^Kubelet'); the JobRegistry's kubernetes.pods events
+# (-R '^KubeJobRegistry').
+add_executable(railwatch_kubelet_tests unit/kubelet_test.cc unit/kubelet_client_test.cc
+  unit/job_registry_kubernetes_test.cc)
+target_link_libraries(railwatch_kubelet_tests PRIVATE railwatch_jobs railwatch_kubelet
+  railwatch_kubelet_collector railwatch_fabric railwatch_proto railwatch_test_support
+  gRPC::grpc++ GTest::gtest_main GTest::gmock)
+gtest_discover_tests(railwatch_kubelet_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)

@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace railwatch {
@@ -120,6 +121,9 @@ struct FabricMap::Index {
   struct Host {
     std::string name;
     absl::flat_hash_map<std::string, const Nic*> by_device, by_netdev;
+    // NICs on a rail, lowest rail first: GPU k of a rail-optimised host (local rank k) sends
+    // through the k-th, whether the rails are numbered from 0 or from 1.
+    std::vector<std::pair<int, const Nic*>> by_rail;
     std::vector<const Nic*> nics;
   };
 
@@ -174,8 +178,8 @@ struct FabricMap::Index {
     return it == sw.ports.end() ? nullptr : &it->second;
   }
   // The NIC an element names by host + device, or host + interface (its netdev).
-  const Nic* FindNic(const Host& host, const std::string* device,
-                     const std::string* interface) const {
+  const Nic* FindNic(const Host& host, const std::string* device, const std::string* interface,
+                     const std::string* local_rank = nullptr) const {
     if (device != nullptr) {
       auto it = host.by_device.find(*device);
       return it == host.by_device.end() ? nullptr : it->second;
@@ -183,6 +187,10 @@ struct FabricMap::Index {
     if (interface != nullptr) {
       auto it = host.by_netdev.find(*interface);
       return it == host.by_netdev.end() ? nullptr : it->second;
+    }
+    if (int k = -1; local_rank != nullptr && absl::SimpleAtoi(*local_rank, &k) && k >= 0 &&
+                    static_cast<size_t>(k) < host.by_rail.size()) {
+      return host.by_rail[k].second;
     }
     return nullptr;
   }
@@ -229,6 +237,7 @@ std::shared_ptr<const FabricMap::Index> FabricMap::BuildIndex(const Topology* to
     for (const TopologyHost& h : topology_->hosts()) {
       Index::Host& host = index->hosts[h.name];
       host.name = h.name;
+      host.by_rail.clear();
       for (const TopologyNic& n : h.nics) {
         Index::Nic& nic = index->nics.emplace_back();
         nic.host = h.name;
@@ -239,6 +248,7 @@ std::shared_ptr<const FabricMap::Index> FabricMap::BuildIndex(const Topology* to
         if (n.rail >= 0) {
           nic.rail = absl::StrCat(n.rail);
           index->hosts_of_rail[nic.rail].push_back(index->host_id.at(h.name));
+          host.by_rail.emplace_back(n.rail, &nic);
         }
         host.by_device[n.device] = &nic;
         if (!n.netdev.empty()) host.by_netdev[n.netdev] = &nic;
@@ -254,6 +264,8 @@ std::shared_ptr<const FabricMap::Index> FabricMap::BuildIndex(const Topology* to
         index->AddEdge(nic.vertex, sw->second.vertex);
         index->hosts_of_leaf[nic.leaf].push_back(index->host_id.at(h.name));
       }
+      std::stable_sort(host.by_rail.begin(), host.by_rail.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
     }
     for (const TopologySwitch& s : topology_->switches()) {
       Index::Switch& sw = index->switches.at(s.name);
@@ -290,7 +302,11 @@ bool FabricMap::Enrich(Labels& labels) const {
   std::string job;
   if (host != nullptr) {
     const Index::Host* h = ix.FindHost(*host);
-    const Index::Nic* nic = h != nullptr ? ix.FindNic(*h, device, interface) : nullptr;
+    // An NCCL rank (fabric_nccl_* series) has a local rank but no device: in a rail-optimised
+    // fabric GPU k sends through the NIC of rail k.
+    const Index::Nic* nic =
+        h != nullptr ? ix.FindNic(*h, device, interface, NonEmpty(labels, "local_rank"))
+                     : nullptr;
     if (jobs_ != nullptr) jobs_->FirstJobOfHost(*host, &job);
     if (nic != nullptr) {
       add.Add("device", nic->device);

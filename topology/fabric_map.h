@@ -15,15 +15,16 @@
 
 namespace railwatch {
 
-// Which jobs run where: static jobs from the topology file's `jobs:` section, and jobs learnt
+// Which jobs run where: static jobs from the topology file's `jobs:` section, jobs learnt
 // from NCCL communicator events (nccl.comm_init / nccl.comm_info, keyed by commId) that agents
-// tail. Thread-safe: ingest threads Observe(), the rules engine reads.
+// tail, jobs a scheduler reports (Slurm), and jobs whose pods the host agents' kubelets report
+// (kubernetes.pods events). Thread-safe: ingest threads Observe(), the rules engine reads.
 struct JobInfo {
   std::string name;                 // topology name, or "nccl-<commId>" for learnt jobs
   std::vector<std::string> hosts;   // sorted, unique
   uint32_t gpus = 0;                // ranks for NCCL jobs; hosts x gpus_per_host for static ones
   uint32_t ranks = 0;
-  std::string source;               // "topology", "nccl" or a scheduler's ("slurm")
+  std::string source;               // "topology", "nccl", a scheduler's ("slurm"), "kubernetes"
   int64_t last_seen_unix_nano = 0;  // learnt jobs: newest event
   std::string detail;               // a scheduler's words: "model_pretrain by alice in gpu_p2"
 };
@@ -37,9 +38,20 @@ class JobRegistry {
   // (ended, cancelled) leaves with this call. Like static jobs, they cover the learnt NCCL jobs
   // on their hosts. Returns true when what the registry knows changed.
   bool SetScheduled(const std::string& source, std::vector<JobInfo> jobs);
-  // Learns from an NCCL communicator event (others are ignored). Returns true when it changed
-  // what the registry knows.
+  // Learns from an NCCL communicator event or a host's kubernetes.pods event (others are
+  // ignored). Returns true when it changed what the registry knows.
   bool Observe(const StoredEvent& event);
+  // Where rank `rank` of the communicator whose commId is `comm` (hex, "0x" or not, as NCCL RAS
+  // prints its hash) runs, as the job's NCCL logs said: its host and local rank (its place among
+  // the communicator's ranks on that host, in rank order: NCCL's localRank). False when no log
+  // placed it. (topology/job_ranks.cc)
+  bool RankHost(std::string_view comm, int rank, std::string* host, int* local_rank) const;
+  // One host's job pods, as its agent read them from the kubelet (a kubernetes.pods event's
+  // `jobs`, jobs::EncodeHostJobs): they replace what that host reported before; an empty `jobs`
+  // takes the host out. Jobs are merged by name across hosts (hosts joined, GPUs summed) under
+  // the source "kubernetes". A report older than the host's last one (a replayed spool) is
+  // ignored. Returns true when what the registry knows changed (the generation moves only then).
+  bool SetHostPods(const std::string& host, int64_t time_unix_nano, std::string_view jobs);
   // Jobs with at least one rank on one of `hosts`, by name.
   std::vector<JobInfo> JobsOnHosts(const std::vector<std::string>& hosts) const;
   // Jobs running on `host`, by name (usually one).
@@ -60,6 +72,19 @@ class JobRegistry {
     uint32_t nranks = 0;
     int64_t last_seen_unix_nano = 0;
   };
+  // One host's share of a Kubernetes job.
+  struct HostPods {
+    std::string job;
+    std::vector<std::string> pods;
+    uint32_t gpus = 0;
+    uint32_t rdma = 0;
+  };
+  struct KubeHost {
+    int64_t time_unix_nano = 0;
+    std::vector<HostPods> jobs;
+  };
+  bool SetScheduledLocked(const std::string& source, std::vector<JobInfo> jobs)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PublishLocked(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RebuildHostIndexLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -71,6 +96,8 @@ class JobRegistry {
   absl::flat_hash_map<std::string, std::string> comm_keys_ ABSL_GUARDED_BY(mu_);
   // host -> names of the jobs in jobs_ with a rank there, sorted.
   absl::flat_hash_map<std::string, std::vector<std::string>> host_jobs_ ABSL_GUARDED_BY(mu_);
+  // host -> its job pods as its kubelet last reported them.
+  absl::flat_hash_map<std::string, KubeHost> kube_hosts_ ABSL_GUARDED_BY(mu_);
   std::atomic<uint64_t> generation_{0};
 };
 
@@ -113,6 +140,8 @@ class FabricMap {
   //  - host + device, or host + interface (a netdev): the NIC. Adds device, netdev, rail,
   //    leaf (its switch), leaf_port, node ("host/device"), link (when the NIC's switch port is
   //    known), job (first job of the host, by name).
+  //  - host + local_rank (an NCCL rank, fabric_nccl_* series), no device: the NIC that GPU
+  //    uses in a rail-optimised fabric, the host's k-th NIC by rail number; then as above.
   //  - host alone: node = host, job.
   //  - switch (+ interface): node = switch, role (from the file). With an interface whose far
   //    end is known: a NIC there adds peer_host, peer_device, rail, leaf (= switch), link, job

@@ -1,14 +1,18 @@
 // JobRegistry (topology/fabric_map.h): static jobs from the topology file and jobs learnt from
 // the NCCL communicator events that the log collector emits (logs/nccl_info.cc Communicator():
 // nccl.comm_init carries rank, nranks, comm, cuda_dev, bus_id and, from NCCL ~2.19, comm_id;
-// nccl.comm_info carries rank, nranks, nnodes, comm but never comm_id).
+// nccl.comm_info carries rank, nranks, nnodes, comm but never comm_id), jobs a scheduler
+// reports (SetScheduled) and the job pods the host agents read from their kubelets
+// (kubernetes.pods events, collectors/kubelet_collector.h).
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "jobs/kubelet.h"
 #include "topology/fabric_map.h"
 
 namespace railwatch {
@@ -16,6 +20,8 @@ namespace {
 
 constexpr char kStatic[] = "topology";
 constexpr char kLearnt[] = "nccl";
+constexpr char kKubernetes[] = "kubernetes";
+constexpr char kKubePodsEvent[] = "kubernetes.pods";
 
 std::string CommKey(std::string_view host, std::string_view comm) {
   std::string key(host);
@@ -67,6 +73,56 @@ void JobRegistry::SetStatic(const std::vector<TopologyJob>& jobs) {
 
 bool JobRegistry::SetScheduled(const std::string& source, std::vector<JobInfo> jobs) {
   absl::MutexLock lock(&mu_);
+  return SetScheduledLocked(source, std::move(jobs));
+}
+
+bool JobRegistry::SetHostPods(const std::string& host, int64_t time_unix_nano,
+                              std::string_view text) {
+  if (host.empty()) return false;
+  std::vector<HostPods> reported;
+  for (jobs::KubeHostJob& j : jobs::DecodeHostJobs(text)) {
+    reported.push_back({std::move(j.name), std::move(j.pods), j.gpus, j.rdma});
+  }
+  absl::MutexLock lock(&mu_);
+  auto known = kube_hosts_.find(host);
+  if (known != kube_hosts_.end() && time_unix_nano < known->second.time_unix_nano) return false;
+  if (reported.empty() && known == kube_hosts_.end()) return false;
+  // A host that reports no pods stays, empty, so that an older report cannot bring them back.
+  KubeHost& entry = kube_hosts_[host];
+  entry.time_unix_nano = time_unix_nano;
+  entry.jobs = std::move(reported);
+  // Every host's share, merged by job name: hosts joined, GPUs and devices summed.
+  struct Merged {
+    JobInfo info;
+    std::vector<std::string> pods;
+    uint32_t rdma = 0;
+  };
+  std::map<std::string, Merged> merged;
+  for (const auto& [name, h] : kube_hosts_) {
+    for (const HostPods& share : h.jobs) {
+      Merged& m = merged[share.job];
+      m.info.name = share.job;
+      m.info.hosts.push_back(name);
+      m.info.gpus += share.gpus;
+      m.info.last_seen_unix_nano = std::max(m.info.last_seen_unix_nano, h.time_unix_nano);
+      m.rdma += share.rdma;
+      m.pods.insert(m.pods.end(), share.pods.begin(), share.pods.end());
+    }
+  }
+  std::vector<JobInfo> kube_jobs;
+  kube_jobs.reserve(merged.size());
+  for (auto& [name, m] : merged) {
+    m.info.ranks = m.info.gpus;
+    const size_t slash = name.find('/');
+    m.info.detail =
+        absl::StrCat("pods ", jobs::CompactPodNames(m.pods), " in ns ", name.substr(0, slash));
+    if (m.rdma > 0) absl::StrAppend(&m.info.detail, ", ", m.rdma, " RDMA devices");
+    kube_jobs.push_back(std::move(m.info));
+  }
+  return SetScheduledLocked(kKubernetes, std::move(kube_jobs));
+}
+
+bool JobRegistry::SetScheduledLocked(const std::string& source, std::vector<JobInfo> jobs) {
   // What this source published before, to tell whether anything changed.
   std::vector<JobInfo> before;
   for (const auto& [name, job] : jobs_) {
@@ -100,6 +156,11 @@ bool JobRegistry::SetScheduled(const std::string& source, std::vector<JobInfo> j
 }
 
 bool JobRegistry::Observe(const StoredEvent& event) {
+  if (event.kind == kKubePodsEvent) {
+    const std::string* jobs = event.Attribute("jobs");
+    if (jobs == nullptr) return false;  // not the collector's: an empty set carries jobs=""
+    return SetHostPods(std::string(EventHost(event)), event.time_unix_nano, *jobs);
+  }
   if (event.kind != "nccl.comm_init" && event.kind != "nccl.comm_info") return false;
   const std::string_view host = EventHost(event);
   const std::string* rank_text = event.Attribute("rank");

@@ -170,6 +170,10 @@ bool SlowOnBandwidth(const InspectorStraggler& st) {
 // "242 GB/s, 50% of its 3 peers' median 485 GB/s", or in exec time.
 std::string Shortfall(const InspectorStraggler& st, size_t peers) {
   const std::string whose = absl::StrCat("its ", Plural(peers, "peer"), "' median ");
+  if (st.late) {
+    return absl::StrCat(Duration(st.exec_us), " per operation, ", Percent(st.share), " of ", whose,
+                        Duration(st.peers_median_exec_us), ": they wait for it");
+  }
   if (SlowOnBandwidth(st)) {
     return absl::StrCat(Bandwidth(st.busbw_gbs), ", ", Percent(st.share), " of ", whose,
                         Bandwidth(st.peers_median_busbw_gbs));
@@ -190,6 +194,15 @@ constexpr char kStragglerMeaning[] =
     "clean, the member may instead start its operations before the others and wait for them: "
     "then the others are late (compute or input), not this member's fabric.";
 
+constexpr char kLateMeaning[] =
+    "A collective ends for all its members together, once the last one has joined, and "
+    "Inspector times each member from its own kernel's start: the member that launches last "
+    "waits least, so its collectives look fastest while every peer waits for it. It is late "
+    "from before the collective: its GPU computes slower (clocks throttled by power or heat, "
+    "XID errors), its input pipeline or CPU is slow, or it does work the others do not. The "
+    "whole communicator runs at its pace; a member that stops altogether hangs the job until "
+    "its NCCL (or PyTorch watchdog) timeout. Its fabric is not the suspect.";
+
 TriageFinding StragglerFinding(const InspectorStraggler& st, const LogEvent& e,
                                const InspectorSummary& s, size_t peers) {
   TriageFinding f;
@@ -200,8 +213,9 @@ TriageFinding StragglerFinding(const InspectorStraggler& st, const LogEvent& e,
   f.first_time_unix_nano = e.time_unix_nano;
   f.hosts = {TriageHostLabel(e)};
   f.title =
-      absl::StrCat("NCCL Inspector: ", MemberLabel(st.host, st.rank, st.gpu), " is a straggler in ",
-                   st.op, " of communicator ", CommLabel(st.comm), ": ", Shortfall(st, peers));
+      absl::StrCat("NCCL Inspector: ", MemberLabel(st.host, st.rank, st.gpu),
+                   st.late ? " launches late in " : " is a straggler in ", st.op,
+                   " of communicator ", CommLabel(st.comm), ": ", Shortfall(st, peers));
   std::string comm = CommLabel(st.comm);
   if (!e.Value("comm_name").empty()) absl::StrAppend(&comm, " (", e.Value("comm_name"), ")");
   if (!e.Value("nranks").empty()) absl::StrAppend(&comm, ", ", e.Value("nranks"), " ranks");
@@ -235,10 +249,13 @@ TriageFinding StragglerFinding(const InspectorStraggler& st, const LogEvent& e,
   f.details.emplace_back("records",
                          absl::StrCat(records, "; compared with ", Plural(peers, "peer")));
   f.details.emplace_back(
-      "rule", absl::StrCat("mean bus bandwidth below ", Percent(kInspectorStragglerRatio),
-                           " of the peers' median, or mean exec time above ",
-                           Percent(1 / kInspectorStragglerRatio), " of theirs"));
-  f.meaning = kStragglerMeaning;
+      "rule", st.late ? absl::StrCat("mean exec time below ", Percent(kInspectorStragglerRatio),
+                                     " of the peers' median (a collective: they wait for it)")
+                      : absl::StrCat("mean bus bandwidth below ",
+                                     Percent(kInspectorStragglerRatio),
+                                     " of the peers' median, or mean exec time above ",
+                                     Percent(1 / kInspectorStragglerRatio), " of theirs"));
+  f.meaning = st.late ? kLateMeaning : kStragglerMeaning;
   const std::string host = st.host.empty() ? "<host>" : st.host;
   f.next = {
       absl::StrCat("ssh ", host, " nvidia-smi -q -d PERFORMANCE,CLOCK   # throttled (power, ",

@@ -113,6 +113,24 @@ TEST_F(FabricMapTest, EnrichesANicNamedByNetdev) {
             "netdev=enp13s0np0,node=gpu-node-002/mlx5_1,priority=3,rail=1");
 }
 
+TEST_F(FabricMapTest, EnrichesAnNcclRankThroughItsLocalRank) {
+  // GPU k uses the host's k-th NIC by rail number (rail-optimised); the rank's own labels stay.
+  Labels l = L({{"host", "gpu-node-002"}, {"comm", "0xabc"}, {"rank", "3"}, {"local_rank", "1"}});
+  EXPECT_TRUE(fabric_->Enrich(l));
+  EXPECT_EQ(Str(l),
+            "comm=0xabc,device=mlx5_1,host=gpu-node-002,job=train-a,leaf=leaf-r1,"
+            "leaf_port=Ethernet4,link=gpu-node-002/mlx5_1 <-> leaf-r1/Ethernet4,local_rank=1,"
+            "netdev=enp13s0np0,node=gpu-node-002/mlx5_1,rail=1,rank=3");
+  // A local rank past the host's NICs names no NIC; a device, when there is one, wins.
+  Labels beyond = L({{"host", "gpu-node-002"}, {"local_rank", "2"}});
+  EXPECT_TRUE(fabric_->Enrich(beyond));
+  EXPECT_EQ(FindLabel(beyond, "device"), nullptr);
+  EXPECT_EQ(*FindLabel(beyond, "node"), "gpu-node-002");
+  Labels both = L({{"host", "gpu-node-002"}, {"device", "mlx5_0"}, {"local_rank", "1"}});
+  EXPECT_TRUE(fabric_->Enrich(both));
+  EXPECT_EQ(*FindLabel(both, "rail"), "0");
+}
+
 TEST_F(FabricMapTest, EnrichNeverOverwritesALabel) {
   Labels l = L({{"host", "gpu-node-001"}, {"device", "mlx5_0"}, {"rail", "7"}, {"job", "mine"}});
   EXPECT_TRUE(fabric_->Enrich(l));

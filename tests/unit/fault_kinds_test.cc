@@ -48,6 +48,12 @@ std::vector<std::string> Describe(const SysfsFabric::Options& h, const SwitchFab
   for (const Straggler& x : h.stragglers) {
     out.push_back(absl::StrCat("straggler ", x.host, "/", x.device, "@", At(x.at), " ", x.factor));
   }
+  for (const SlowRank& x : h.slow_ranks) {
+    out.push_back(absl::StrCat("slow_rank ", x.host, "/", x.device, "@", At(x.at), " ", x.factor));
+  }
+  for (const RankHang& x : h.rank_hangs) {
+    out.push_back(absl::StrCat("rank_hang ", x.host, "/", x.device, "@", At(x.at)));
+  }
   for (const EcnMisconfig& m : h.ecn_misconfigs) {
     out.push_back(absl::StrCat("host ecn ", m.switch_name, " g", m.group, " r", m.rail, "@", At(m.at),
                                " ", m.threshold_offset_kb));
@@ -99,7 +105,7 @@ TEST(FaultKinds, EachRegisteredOnceWithItsFlag) {
     EXPECT_NE(absl::FindCommandLineFlag(k->flag), nullptr) << k->flag;
     for (absl::string_view c : k->companion_flags) EXPECT_NE(absl::FindCommandLineFlag(c), nullptr) << c;
   }
-  EXPECT_EQ(names.size(), 17u);
+  EXPECT_EQ(names.size(), 19u);
   EXPECT_EQ(FindFaultKind("pfc_strom"), nullptr);
   EXPECT_EQ(FindFaultKindByTruth("nic_degrade")->kind, "link_degrade");
   EXPECT_EQ(FindFaultKind("pfc_deadlock")->culprit,
@@ -127,6 +133,8 @@ faults:
   - {kind: nic_gone, at: 100s, host: gpu-node-001, device: mlx5_2}
   - {kind: packet_loss, at: 110s, host: gpu-node-002, device: mlx5_3, per_second: 800}
   - {kind: nccl_error, at: 2m, host: gpu-node-003, error: ib_completion}
+  - {kind: slow_rank, at: 130s, host: gpu-node-004, device: mlx5_1}
+  - {kind: rank_hang, at: 140s, host: gpu-node-001, device: mlx5_3}
 )");
 
   const std::vector<std::pair<const char*, const char*>> flags = {
@@ -142,6 +150,8 @@ faults:
       {"nic_gone", "gpu-node-001/mlx5_2@100s"},
       {"packet_loss", "gpu-node-002/mlx5_3@110s:800"},
       {"nccl_error", "gpu-node-003@120s:ib_completion"},
+      {"slow_rank", "gpu-node-004/mlx5_1@130s"},
+      {"rank_hang", "gpu-node-001/mlx5_3@140s"},
   };
   SysfsFabric::Options from_flags_hosts;
   SwitchFabric::Options from_flags_switches;
@@ -171,6 +181,8 @@ faults:
                                 "ber gpu-node-001/mlx5_1@50s 240",
                                 "degrade gpu-node-002/mlx5_2@1m 0.25",
                                 "straggler gpu-node-003/mlx5_3@1m10s 0.4",
+                                "slow_rank gpu-node-004/mlx5_1@2m10s 0.75",
+                                "rank_hang gpu-node-001/mlx5_3@2m20s",
                                 "host ecn leaf-g1-r2 g1 r2@1m20s 2",
                                 "switch ecn leaf-g1-r2 g1 r2@1m20s 2",
                                 "wrong_priority gpu-node-004@1m30s",

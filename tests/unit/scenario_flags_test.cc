@@ -2,7 +2,10 @@
 // `score` (sim/runner_flags.h).
 #include "sim/scenario_flags.h"
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -160,6 +163,7 @@ TEST(ScenarioFlags, DaemonAndAgents) {
                           "--sysfs_root=/w/sys/gpu-node-002", "--interval=1s",
                           "--ethtool_dumps=/w/sys/gpu-node-002/ethtool", "--link_events=false",
                           "--log_paths=/w/sys/gpu-node-002/nccl/*.log",
+                          "--nccl_inspector=/w/sys/gpu-node-002/nccl/inspector/*.log",
                           "--lldp_source=file:/w/sys/gpu-node-002/lldpd.json",
                           "--log_state_dir=/w/state/gpu-node-002", "--backoff_initial=100ms",
                           "--backoff_max=1s"));
@@ -174,6 +178,21 @@ TEST(ScenarioFlags, DaemonAndAgents) {
               ElementsAre("/src/sim/baseline/baseline.py", "--root=/w/sys", "--hosts=8",
                           "--work=/w/baseline", "--out=/w/baseline-diagnoses.json",
                           "--ready_file=/w/baseline-ready.json"));
+}
+
+// The host's RAS endpoint, from the port the simulator wrote; nothing without one.
+TEST(ScenarioFlags, HostRasArgsReadThePortFile) {
+  const std::string root = ::testing::TempDir() + "/ras-args-" + std::to_string(::getpid());
+  const RunPaths p = RunPathsUnder(root);
+  std::filesystem::create_directories(p.root + "/gpu-node-003/nccl");
+  EXPECT_THAT(HostRasArgs(p, "gpu-node-003"), ::testing::IsEmpty());
+  std::ofstream(p.root + "/gpu-node-003/nccl/ras_port") << "41234\n";
+  EXPECT_THAT(HostRasArgs(p, "gpu-node-003"),
+              ElementsAre("--nccl_ras=127.0.0.1:41234", "--nccl_ras_interval=2s",
+                          "--nccl_ras_timeout=1s", "--nccl_ras_init_grace=0s"));
+  std::ofstream(p.root + "/gpu-node-003/nccl/ras_port") << "not a port\n";
+  EXPECT_THAT(HostRasArgs(p, "gpu-node-003"), ::testing::IsEmpty());
+  std::filesystem::remove_all(root);
 }
 
 TEST(RunnerFlags, FormsDefaultsAndMistakes) {

@@ -408,6 +408,19 @@ TEST(InspectorStragglers, RankAtHalfItsPeersBandwidthIsTheOnlyStraggler) {
   EXPECT_DOUBLE_EQ(st[0].peers_median_exec_us, 1000);
 }
 
+// Rank 2 launches late: its collectives end with everyone's, so it spends 2/3 of its peers'
+// time in them (and shows 1.5x their bus bandwidth). It is the one every peer waits for.
+TEST(InspectorStragglers, ARankThatLaunchesLateIsNamedLate) {
+  std::vector<InspectorStraggler> st = FindInspectorStragglers(FourRanks(1.5));
+  ASSERT_EQ(st.size(), 1u);
+  EXPECT_EQ(st[0].rank, 2);
+  EXPECT_TRUE(st[0].late);
+  EXPECT_NEAR(st[0].share, 2.0 / 3, 1e-6);  // exec times print with 6 decimals
+  EXPECT_DOUBLE_EQ(st[0].peers_median_exec_us, 1000);
+  // A slow member is not late.
+  EXPECT_FALSE(FindInspectorStragglers(FourRanks(0.5))[0].late);
+}
+
 TEST(InspectorStragglers, NoneWhenAllAreEqualOrTooFewMembers) {
   EXPECT_THAT(FindInspectorStragglers(FourRanks(1.0)), IsEmpty());
   // 0.9 of the peers is within the default ratio of 0.8.
