@@ -356,6 +356,7 @@ int main(int argc, char** argv) {
       }
       // Its own offsets: the log tailer's state file sits in --log_state_dir.
       inspector_options.tailer.state_dir = absl::GetFlag(FLAGS_log_state_dir) + "/nccl_inspector";
+      inspector_options.host = options.hostname;
       collectors.push_back(std::make_unique<railwatch::NcclInspectorCollector>(
           std::move(inspector_options), railwatch::RealClock::Get()));
     }

@@ -50,6 +50,7 @@ struct CliOptions {
   std::string playbook;          // comma-separated names
   std::string host;
   std::string switch_name;
+  std::string job;
   std::string since;  // 1h (that long ago) or RFC 3339
   // diagnoses: at most this many (0: all); top: rows (default 10); series: series.
   // -1: the command's default.

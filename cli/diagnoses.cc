@@ -67,6 +67,7 @@ absl::Status BuildDiagnosisFilter(const CliOptions& o, absl::Time now,
   for (const std::string& name : CommaList(o.playbook)) filter->add_playbooks(name);
   filter->set_host(o.host);
   filter->set_switch_(o.switch_name);
+  filter->set_job(o.job);
   if (!o.since.empty()) {
     absl::StatusOr<int64_t> since = ParseTimeFlag("since", o.since, now);
     if (!since.ok()) return since.status();

@@ -59,6 +59,9 @@ const std::vector<FlagSpec>& Flags() {
       Flag("host", &CliOptions::host, "HOST", "the culprit's host").Group(G::kFilter),
       Flag("switch", &CliOptions::switch_name, "SWITCH", "the culprit's switch (or leaf)")
           .Group(G::kFilter),
+      Flag("job", &CliOptions::job, "JOB",
+           "a job the diagnosis hurts: one of its blast radius' jobs, or the culprit's job")
+          .Group(G::kFilter),
       Flag("since", &CliOptions::since, "WHEN",
            "still active, or resolved since WHEN: 30m, 2h, 1d (ago) or RFC 3339")
           .Group(G::kFilter),

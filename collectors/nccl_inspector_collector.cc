@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "logs/nccl_inspector.h"
 #include "spdlog/spdlog.h"
@@ -24,6 +25,8 @@ absl::Status NcclInspectorCollector::Collect(Emitter& emitter) {
         emitter.DefineSeries("railwatch_nccl_inspector_problems_total", MetricKind::kCounter, {});
     comms_id_ =
         emitter.DefineSeries("railwatch_nccl_inspector_communicators", MetricKind::kGauge, {});
+    other_hosts_id_ = emitter.DefineSeries("railwatch_nccl_inspector_other_host_records_total",
+                                           MetricKind::kCounter, {});
   }
   const absl::Time now = clock_.Now();
   lines_.clear();
@@ -42,12 +45,12 @@ absl::Status NcclInspectorCollector::Collect(Emitter& emitter) {
       ++problems_;
       if (!reported_[line.stream]) {
         reported_[line.stream] = true;
-        const std::string where =
-            line.line_number > 0 ? absl::StrCat(line.path, ":", line.line_number) : line.path;
-        spdlog::warn("nccl_inspector: {}:{} (later problems of this file are only counted)",
-                     where,
-                     parse.problems.empty() ? std::string("no Inspector record")
-                                            : parse.problems.front());
+        // The parser numbers the line alone as line 1: its column is the line's own.
+        std::string why = parse.problems.empty() ? std::string("no Inspector record")
+                                                 : parse.problems.front();
+        if (absl::StartsWith(why, "1:")) why.erase(0, 2);
+        spdlog::warn("nccl_inspector: {}:{}:{} (later problems of this file are only counted)",
+                     line.path, line.line_number, why);
       }
     }
     for (const logs::InspectorRecord& r : parse.records) {
@@ -55,8 +58,13 @@ absl::Status NcclInspectorCollector::Collect(Emitter& emitter) {
           r.exec_us < 0) {
         continue;
       }
+      if (!ThisHost(r.host)) {
+        ++other_hosts_;
+        continue;
+      }
       ++records_;
       Comm& comm = comms_[r.comm_id];
+      comm.idle = false;
       if (r.n_ranks > 0) comm.n_ranks = r.n_ranks;
       if (r.n_nodes > 0) comm.n_nodes = r.n_nodes;
       comm.last_record = now;
@@ -68,26 +76,47 @@ absl::Status NcclInspectorCollector::Collect(Emitter& emitter) {
       }
     }
   }
+  if (other_hosts_ > 0 && records_ == 0 && !warned_other_hosts_ && other_hosts_ >= 100) {
+    warned_other_hosts_ = true;
+    spdlog::warn("nccl_inspector: {} records read, none of host {} (their hostname differs): "
+                 "a shared dump directory holds other hosts' records, or --hostname is not the "
+                 "name the ranks see",
+                 other_hosts_, options_.host);
+  }
   const int64_t now_ns = absl::ToUnixNanos(now);
-  for (auto it = comms_.begin(); it != comms_.end();) {
-    Comm& comm = it->second;
-    if (now - comm.last_record > options_.forget_after) {
-      it = comms_.erase(it);
+  size_t active = 0;
+  for (auto& [id, comm] : comms_) {
+    if (comm.idle || now - comm.last_record > options_.forget_after) {
+      comm.idle = true;  // kept, not sent
       continue;
     }
+    ++active;
     ++comm.cycles;
-    Settle(it->first, comm, emitter);
+    Settle(id, comm, emitter);
     for (auto& [rank, r] : comm.ranks) {
       if (!r.defined) continue;
       emitter.Counter(r.collectives_id, r.totals.collectives, now_ns);
       emitter.Counter(r.microseconds_id, static_cast<uint64_t>(r.totals.microseconds), now_ns);
       emitter.Counter(r.bus_bytes_id, static_cast<uint64_t>(r.totals.bus_bytes), now_ns);
     }
-    ++it;
+  }
+  // Bounded: the longest idle go first (one that writes again then restarts from 0: a counter
+  // reset, which rates take in their stride).
+  while (comms_.size() > options_.max_communicators) {
+    auto oldest = comms_.end();
+    for (auto it = comms_.begin(); it != comms_.end(); ++it) {
+      if (it->second.idle && (oldest == comms_.end() ||
+                              it->second.last_record < oldest->second.last_record)) {
+        oldest = it;
+      }
+    }
+    if (oldest == comms_.end()) break;  // all active: the job's shape, not a leak
+    comms_.erase(oldest);
   }
   emitter.Counter(records_id_, records_, now_ns);
   emitter.Counter(problems_id_, problems_, now_ns);
-  emitter.Gauge(comms_id_, static_cast<double>(comms_.size()), now_ns);
+  emitter.Counter(other_hosts_id_, other_hosts_, now_ns);
+  emitter.Gauge(comms_id_, static_cast<double>(active), now_ns);
   return absl::OkStatus();
 }
 
@@ -99,7 +128,8 @@ void NcclInspectorCollector::Settle(const std::string& id, Comm& comm, Emitter& 
                              ? comm.n_ranks / comm.n_nodes
                              : 0;
     const bool all_seen = per_host > 0 && static_cast<int>(comm.ranks.size()) >= per_host;
-    if (!all_seen && comm.cycles < options_.settle_cycles) return;
+    const int wait = per_host > 0 ? options_.settle_cycles_known : options_.settle_cycles;
+    if (!all_seen && comm.cycles < wait) return;
     comm.settled = true;
   }
   int next_local = 0;
@@ -121,6 +151,15 @@ void NcclInspectorCollector::Settle(const std::string& id, Comm& comm, Emitter& 
                                           MetricKind::kCounter, std::move(labels));
     r.defined = true;
   }
+}
+
+bool NcclInspectorCollector::ThisHost(const std::string& record_host) const {
+  if (options_.host.empty() || record_host.empty()) return true;
+  const auto short_name = [](std::string_view name) {
+    name = name.substr(0, name.find('.'));
+    return absl::string_view(name.data(), name.size());
+  };
+  return absl::EqualsIgnoreCase(short_name(record_host), short_name(options_.host));
 }
 
 std::map<std::string, std::map<int, NcclInspectorCollector::RankTotals>>

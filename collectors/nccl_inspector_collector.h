@@ -15,12 +15,19 @@
 // records are left out (a pipeline's senders and receivers are not peers). The local rank is
 // the rank's place among the communicator's ranks on this host in rank order (NCCL's own
 // localRank), so the daemon can tell which NIC the rank's GPU uses (topology/fabric_map.h);
-// it is fixed once all of the host's ranks have been seen (nranks / nnodes of them), or after
-// `settle_cycles` cycles when the records do not say.
+// it is fixed once all of the host's ranks have been seen (nranks / nnodes of them; at most
+// `settle_cycles_known` cycles are waited for them), or after `settle_cycles` cycles when the
+// records do not say. A rank that writes its first record after that takes the next place.
+// The daemon prefers the GPU an NCCL log's Init line gives the rank (topology/fabric_map.h).
 //
-// A communicator with no record for `forget_after` is forgotten; its series stop. Lines that
-// are not Inspector records are counted (railwatch_nccl_inspector_problems_total), the first
-// of each file logged with file:line:column, and skipped.
+// Records of other hosts (a dump directory on shared storage) are skipped and counted: a
+// record is this host's when its metadata.hostname's first label is `host`'s.
+//
+// A communicator with no record for `forget_after` goes idle: its series are no longer sent,
+// and its totals are kept (at most `max_communicators`, the longest idle dropped first) so that
+// its counters go on from where they were if it writes again. Lines that are not Inspector
+// records are counted (railwatch_nccl_inspector_problems_total), the first of each file logged
+// with file:line:column, and skipped.
 //
 // The Prometheus textfile of NCCL 2.30 (nccl_inspector_metrics_*.prom) already is an
 // exposition: node_exporter's textfile collector serves it as it is; this collector does not
@@ -44,7 +51,11 @@ class NcclInspectorCollector final : public Collector {
     LogTailer::Options tailer;
     size_t max_lines_per_collect = 200000;
     absl::Duration forget_after = absl::Minutes(10);
+    size_t max_communicators = 4096;
     int settle_cycles = 3;
+    int settle_cycles_known = 30;
+    // This host's name (the agent's host label); empty: every record is this host's.
+    std::string host;
   };
 
   NcclInspectorCollector(Options options, const Clock& clock);
@@ -74,8 +85,10 @@ class NcclInspectorCollector final : public Collector {
     int n_ranks = 0, n_nodes = 0;
     int cycles = 0;  // cycles since first seen
     bool settled = false;
+    bool idle = false;  // no record for forget_after: not sent
     absl::Time last_record;
   };
+  bool ThisHost(const std::string& record_host) const;
 
   void Settle(const std::string& id, Comm& comm, Emitter& emitter);
 
@@ -87,8 +100,9 @@ class NcclInspectorCollector final : public Collector {
   std::map<std::string, Comm> comms_;  // by communicator id
   // Streams whose first problem was logged already.
   std::map<uint64_t, bool> reported_;
-  uint32_t records_id_ = 0, problems_id_ = 0, comms_id_ = 0;
-  uint64_t records_ = 0, problems_ = 0;
+  uint32_t records_id_ = 0, problems_id_ = 0, comms_id_ = 0, other_hosts_id_ = 0;
+  uint64_t records_ = 0, problems_ = 0, other_hosts_ = 0;
+  bool warned_other_hosts_ = false;
 };
 
 }  // namespace railwatch

@@ -576,7 +576,8 @@ const std::vector<MetricSpec>& Table() {
        {}},
       {"fabric_nccl_collective_microseconds_total", C, "microseconds",
        "Time this rank spent in the communicator's collectives (the records' exec time, "
-       "kernel start to end). A rank that launches late waits least: its time is lowest.",
+       "kernel start to end). A rank that launches late waits least: its time is lowest. "
+       "railwatchd's /metrics exposes it in seconds, as fabric_nccl_collective_seconds_total.",
        {}},
       {"fabric_nccl_collective_bus_bytes_total", C, "bus bytes",
        "Bus bytes this rank's collectives moved (each record's bus bandwidth x its exec "
@@ -689,6 +690,9 @@ std::span<const SelfMetricSpec> AgentSelfMetrics() {
       {"railwatch_nccl_inspector_problems_total", kCounter,
        "Lines of NCCL Inspector files that are not valid records (skipped; the first of each "
        "file logged with file:line:column)."},
+      {"railwatch_nccl_inspector_other_host_records_total", kCounter,
+       "NCCL Inspector records of another host (their hostname is not this agent's): skipped. "
+       "A dump directory on shared storage holds every host's records."},
       {"railwatch_nccl_inspector_communicators", kGauge,
        "Communicators whose Inspector records this host's agent follows."},
       {"railwatch_log_lines_total", kCounter, "Log lines handed to the parser, per log pattern."},
@@ -728,6 +732,18 @@ std::span<const SelfMetricSpec> AgentSelfMetrics() {
       {"railwatch_agent_spool_bytes", kGauge, "Bytes in the agent's spool now."},
   };
   return kSelf;
+}
+
+ExposedSeries ExposedAs(std::string_view name) {
+  // The microsecond counters of NCCL's Inspector; the PFC pause durations keep their name (the
+  // dashboards and users' queries know it).
+  static constexpr std::pair<std::string_view, std::string_view> kInSeconds[] = {
+      {"fabric_nccl_collective_microseconds_total", "fabric_nccl_collective_seconds_total"},
+  };
+  for (const auto& [from, to] : kInSeconds) {
+    if (name == from) return {to, 1e-6};
+  }
+  return {name, 1};
 }
 
 std::string_view MetricHelp(std::string_view name) {

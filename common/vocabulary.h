@@ -99,6 +99,16 @@ struct SelfMetricSpec {
 };
 std::span<const SelfMetricSpec> AgentSelfMetrics();
 
+// How railwatchd's /metrics exposes a series: as itself, or, for a counter of microseconds
+// (agents send integer counters), in the base unit Prometheus wants: <stem>_seconds_total with
+// its value / 1e6 (fabric_nccl_collective_microseconds_total -> fabric_nccl_collective_seconds_total).
+// Playbooks read the series by its own name; dashboards query the exposed one.
+struct ExposedSeries {
+  std::string_view name;
+  double scale = 1;
+};
+ExposedSeries ExposedAs(std::string_view name);
+
 // The HELP text of a canonical or agent self-metric; empty when `name` is neither.
 std::string_view MetricHelp(std::string_view name);
 

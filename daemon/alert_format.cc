@@ -134,6 +134,11 @@ Labels AlertAnnotations(const v1::Diagnosis& d, const AlertFormatOptions& option
   }
   AddIfSet(a, "first_steps", absl::StrJoin(steps, "\n"));
   AddIfSet(a, "blast_radius", DescribeBlastRadius(d.blast_radius()));
+  // Every job it hurts, by the name railwatch knows it (slurm-1234, ml/llama), for routing and
+  // templates: blast_radius above shows the first three in words.
+  std::vector<std::string> jobs;
+  for (const v1::JobImpact& j : d.blast_radius().jobs()) jobs.push_back(j.job());
+  AddIfSet(a, "jobs", absl::StrJoin(jobs, ","));
   if (d.blast_radius().gpus() > 0) AddIfSet(a, "gpus", absl::StrCat(d.blast_radius().gpus()));
   AddIfSet(a, "cost_per_minute", FormatCostPerMinute(d.blast_radius().cost_per_minute()));
   AddIfSet(a, "diagnosis_id", d.id());

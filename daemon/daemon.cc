@@ -289,7 +289,8 @@ absl::Status Daemon::Start() {
   Engine* engine = d.engine.get();
   d.ingest = std::make_unique<IngestService>(
       IngestService::Deps{*d.store, d.agents, d.ingest_stats, clock_, [engine] { engine->Poke(); },
-                          d.events.get(), &d.jobs, options_.max_series_per_agent},
+                          d.events.get(), &d.jobs, options_.max_series_per_agent,
+                          RanksBehindOptions{.stuck_after = options_.job_hang_after}},
       d.auth.get());
   d.watches = std::make_unique<DiagnosisWatchHub>(*d.engine, clock_);
   d.engine->AddListener(d.watches.get());

@@ -42,6 +42,9 @@ struct DaemonOptions {
   // how often it is asked.
   std::string slurm = "off";
   absl::Duration slurm_interval = absl::Seconds(10);
+  // How long NCCL RAS must show a rank behind (the agents' stuck_for_s) before job_hang names
+  // it (topology/job_ranks.h).
+  absl::Duration job_hang_after = absl::Minutes(2);
   // Cost of one GPU-hour, for blast radius $/minute.
   double gpu_hour_cost = 30;
   // Events kept for the rules engine and queries.

@@ -68,6 +68,11 @@ bool DiagnosisFilter::Matches(const v1::Diagnosis& d) const {
       !CulpritHas(d, {"switch", "leaf", "peer_switch", "peer_leaf"}, filter_.switch_())) {
     return false;
   }
+  if (!filter_.job().empty() && !CulpritHas(d, {"job"}, filter_.job()) &&
+      std::none_of(d.blast_radius().jobs().begin(), d.blast_radius().jobs().end(),
+                   [&](const v1::JobImpact& j) { return j.job() == filter_.job(); })) {
+    return false;
+  }
   if (filter_.since_unix_nano() > 0 && d.state() == v1::DIAGNOSIS_STATE_RESOLVED &&
       d.resolved_at_unix_nano() < filter_.since_unix_nano()) {
     return false;

@@ -164,7 +164,7 @@ void IngestStream::StoreEvents(const v1::Batch& batch, bool& watched) {
       NormalizeLabels(se.labels);
       deps_.jobs->Observe(se);
       // NCCL RAS's ranks behind, on their own hosts (topology/job_ranks.h).
-      for (StoredEvent& behind : RanksBehind(se, *deps_.jobs)) {
+      for (StoredEvent& behind : RanksBehind(se, *deps_.jobs, deps_.ranks_behind)) {
         bool behind_watched = false;
         deps_.events->Append(std::move(behind), &behind_watched);
         watched |= behind_watched;

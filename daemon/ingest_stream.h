@@ -11,6 +11,7 @@
 #include "daemon/ingest_stats.h"
 #include "grpcpp/support/status.h"
 #include "railwatch/v1/ingest.pb.h"
+#include "topology/job_ranks.h"
 #include "store/event_store.h"
 #include "store/series_store.h"
 #include "topology/fabric_map.h"
@@ -30,6 +31,8 @@ struct IngestDeps {
   // Series one stream may define; a batch that would pass it ends the stream with
   // RESOURCE_EXHAUSTED (a runaway or hostile agent must not fill the store).
   size_t max_series_per_stream = 1'000'000;
+  // NCCL RAS's ranks behind, placed on their hosts (topology/job_ranks.h; --job_hang_after).
+  RanksBehindOptions ranks_behind = {};
 };
 
 // One Ingest stream's protocol and storage, without the network: a Hello first, then batches,

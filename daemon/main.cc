@@ -46,6 +46,10 @@ ABSL_FLAG(std::string, slurm, "off",
           "daemon's SLURM_CONF and munge), or squeue:PATH; running jobs join the blast radius of "
           "diagnoses on their nodes, ended ones leave at the next poll");
 ABSL_FLAG(absl::Duration, slurm_interval, absl::Seconds(10), "how often Slurm is asked");
+ABSL_FLAG(absl::Duration, job_hang_after, absl::Minutes(2),
+          "how long NCCL RAS (the host agents' --nccl_ras) must show a rank behind the others, "
+          "with unchanged counts, before job_hang names it: shorter pauses (a rank writing a "
+          "checkpoint while the others wait) are not hangs");
 ABSL_FLAG(double, gpu_hour_cost, 30,
           "what one GPU-hour costs (fully loaded), for the blast radius' $/minute");
 ABSL_FLAG(int, event_capacity, 100000, "events kept in memory for playbooks and queries");
@@ -111,7 +115,8 @@ railwatch::ProgramInfo DaemonProgram() {
                {"rules", "eval_interval", "rule_threads", "gpu_hour_cost"}},
               {"Topology (docs/TOPOLOGY.md)",
                {"topology", "topology_discovery", "topology_refresh"}},
-              {"Jobs from the scheduler (docs/JOBS.md)", {"slurm", "slurm_interval"}},
+              {"Jobs from the scheduler and NCCL (docs/JOBS.md)",
+               {"slurm", "slurm_interval", "job_hang_after"}},
               {"Storage and state",
                {"retention", "stale_after", "event_capacity", "state_dir", "restore_grace"}},
               {"Ingest limits", {"max_message_bytes", "max_series_per_agent"}},
@@ -158,6 +163,7 @@ int main(int argc, char** argv) {
   options.gpu_hour_cost = absl::GetFlag(FLAGS_gpu_hour_cost);
   options.slurm = absl::GetFlag(FLAGS_slurm);
   options.slurm_interval = absl::GetFlag(FLAGS_slurm_interval);
+  options.job_hang_after = absl::GetFlag(FLAGS_job_hang_after);
   options.event_capacity = static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_event_capacity)));
   options.max_receive_message_bytes = std::max(1 << 20, absl::GetFlag(FLAGS_max_message_bytes));
   options.max_series_per_agent =

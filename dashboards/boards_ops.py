@@ -16,6 +16,11 @@ def nccl_jobs():
     nic_tx = ("sum by (training_job, host, device) ("
               f"{with_job(rate('fabric_rdma_port_transmit_bytes_total'))})")
     median = f"quantile by (training_job) (0.5, {nic_tx})"
+
+    def rank_time(counter):
+        """A per-rank Inspector counter's rate, joined to the selected job by host."""
+        return f"sum by (training_job, host, comm, rank) ({with_job(rate(counter))})"
+
     panels = [
         stat("Hosts", "Hosts with ranks of the job.",
              [target('count(railwatch_job_host_info{training_job="$job"})')], graph=False),
@@ -47,6 +52,15 @@ def nccl_jobs():
                    [target("sum by (rail) ("
                            f"{with_job(with_rail(rate('fabric_rdma_port_transmit_bytes_total')))})",
                            "rail {{rail}}")], unit="Bps"),
+        row("NCCL ranks (Inspector)"),
+        timeseries("Collective time per rank", "Mean time of one collective per rank of the "
+                   "job (NCCL Inspector records, host agents' --nccl_inspector), per "
+                   "communicator. A collective ends for all ranks together: the rank every "
+                   "other waits for spends the least time in it (straggler_rank fires under "
+                   "80% of its peers' median); a slow network raises every rank alike.",
+                   [target(f"{rank_time('fabric_nccl_collective_seconds_total')} / "
+                           f"{rank_time('fabric_nccl_collectives_total')} * 1000",
+                           "{{host}} rank {{rank}} ({{comm}})")], unit="ms", width=24),
         row("Stragglers and diagnoses"),
         state_timeline("Straggler diagnoses", "straggler_rail diagnoses of this job over time, "
                        "one row per NIC.",

@@ -12,10 +12,11 @@ std::vector<prometheus::MetricFamily> StoreCollectable::Collect() const {
   std::map<std::string, prometheus::MetricFamily> families;
   store_.ForEachLatest([&](SeriesRef, const SeriesMeta& meta, const Sample& sample) {
     if (sample.time_unix_nano < oldest) return;
-    auto [it, inserted] = families.try_emplace(meta.name);
+    const ExposedSeries exposed = ExposedAs(meta.name);
+    auto [it, inserted] = families.try_emplace(std::string(exposed.name));
     prometheus::MetricFamily& family = it->second;
     if (inserted) {
-      family.name = meta.name;
+      family.name = std::string(exposed.name);
       const std::string_view help = MetricHelp(meta.name);
       family.help = help.empty() ? meta.help : std::string(help);
       family.type = meta.kind == MetricKind::kCounter ? prometheus::MetricType::Counter
@@ -25,9 +26,9 @@ std::vector<prometheus::MetricFamily> StoreCollectable::Collect() const {
     m.label.reserve(meta.labels.size());
     for (const Label& l : meta.labels) m.label.push_back({l.name, l.value});
     if (meta.kind == MetricKind::kCounter)
-      m.counter.value = sample.value;
+      m.counter.value = sample.value * exposed.scale;
     else
-      m.gauge.value = sample.value;
+      m.gauge.value = sample.value * exposed.scale;
   });
   std::vector<prometheus::MetricFamily> out;
   out.reserve(families.size());

@@ -27,12 +27,14 @@ uint32_t StoreExposition::FamilyOf(SeriesRef ref, const SeriesStore::SeriesView&
   if (it == by_name_.end()) {
     it = by_name_.emplace(std::string(series.name), static_cast<uint32_t>(families_.size())).first;
     Family& family = families_.emplace_back();
-    family.name = std::string(series.name);
+    const ExposedSeries exposed = ExposedAs(series.name);
+    family.name = std::string(exposed.name);
+    family.scale = exposed.scale;
     const std::string_view help = MetricHelp(series.name);
-    AppendFamilyHeader(family.header, series.name, help.empty() ? series.help : help,
+    AppendFamilyHeader(family.header, exposed.name, help.empty() ? series.help : help,
                        series.kind == MetricKind::kCounter ? "counter" : "gauge");
     const auto pos = std::lower_bound(
-        name_order_.begin(), name_order_.end(), series.name,
+        name_order_.begin(), name_order_.end(), std::string_view(family.name),
         [&](uint32_t i, std::string_view name) { return families_[i].name < name; });
     name_order_.insert(pos, it->second);
   }
@@ -50,9 +52,10 @@ void StoreExposition::AppendExposition(std::string& out) {
   store_.ForEachLatestView(
       [&](SeriesRef ref, const SeriesStore::SeriesView& series, const Sample& sample) {
         if (sample.time_unix_nano < oldest) return;
-        LineBuffer& lines = families_[FamilyOf(ref, series)].lines;
-        lines.Commit(WriteSampleLine(lines.Reserve(SampleLineBound(series.name, series.labels)),
-                                     series.name, series.labels, sample.value));
+        Family& family = families_[FamilyOf(ref, series)];
+        LineBuffer& lines = family.lines;
+        lines.Commit(WriteSampleLine(lines.Reserve(SampleLineBound(family.name, series.labels)),
+                                     family.name, series.labels, sample.value * family.scale));
       });
   for (uint32_t i : name_order_) {
     const Family& family = families_[i];

@@ -49,7 +49,8 @@ class StoreExposition final : public ExpositionSource {
     size_t capacity_ = 0;
   };
   struct Family {
-    std::string name;
+    std::string name;    // as exposed (ExposedAs)
+    double scale = 1;    // exposed value / stored value
     std::string header;  // # HELP and # TYPE lines
     LineBuffer lines;    // this scrape's sample lines
   };

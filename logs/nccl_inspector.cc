@@ -676,6 +676,7 @@ std::vector<InspectorStraggler> FindInspectorStragglers(
   }
   for (const auto& members : groups) {
     if (members.size() < 3) continue;
+    const size_t first = out.size();
     for (const InspectorSummary* m : members) {
       std::vector<double> busbw, exec;
       for (const InspectorSummary* peer : members) {
@@ -714,6 +715,13 @@ std::vector<InspectorStraggler> FindInspectorStragglers(
         st.share = exec_median / m->mean_exec_us;
       }
       out.push_back(std::move(st));
+    }
+    // A late member makes its peers wait: they look slow against a median it drags down (5,
+    // 20, 20 ms), and are its victims, not stragglers. Only the late ones stay.
+    if (std::any_of(out.begin() + first, out.end(), [](const auto& st) { return st.late; })) {
+      out.erase(std::remove_if(out.begin() + first, out.end(),
+                               [](const auto& st) { return !st.late; }),
+                out.end());
     }
   }
   return out;

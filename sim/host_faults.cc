@@ -234,7 +234,8 @@ absl::Status SysfsFabric::ApplyFaults(absl::Time now) {
         now >= start_ + x.at + x.duration) {
       done.deadlock_over[i] = true;
       p->deadlocked = false;
-      if (job >= 0 && std::none_of(ports_.begin(), ports_.end(), [&](const auto& q) {
+      // The job resumes unless another deadlock, or a hung rank, still holds it.
+      if (job >= 0 && !job_hung_[job] && std::none_of(ports_.begin(), ports_.end(), [&](const auto& q) {
             return q->deadlocked && job_of_host_[q->host] == job;
           })) {
         job_stalled_[job] = false;
@@ -283,6 +284,7 @@ absl::Status SysfsFabric::ApplyFaults(absl::Time now) {
     const int k = SimNicIndex(x.device, o.nics_per_host);
     if (job < 0 || inspector_ == nullptr) continue;  // Validate refused these
     inspector_->SetHungRank(job, h, k);
+    job_hung_[job] = true;
     // Its peers wait in the next collective: the job moves nothing, and every rank's watchdog
     // times out after the collective timeout.
     job_stalled_[job] = true;

@@ -16,6 +16,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "sim/nccl_log_writer.h"
 #include "sim/sysfs_fabric.h"
 #include "spdlog/spdlog.h"
@@ -25,10 +27,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// What one connection may send before STATUS, and how long it may take: a client that stalls
-// must not hold the other hosts' answers.
+// What one connection may send before STATUS, and how long the whole exchange may take (the
+// one thread answers every host: a client that stalls must not hold the others for long).
 constexpr size_t kMaxRequestBytes = 4096;
-constexpr int kClientTimeoutMs = 2000;
+constexpr absl::Duration kConnectionDeadline = absl::Seconds(2);
 
 void SendAll(int fd, std::string_view text) {
   while (!text.empty()) {
@@ -127,14 +129,20 @@ void RasServer::Serve() {
 }
 
 void RasServer::Answer(int fd, int job) {
+  const absl::Time deadline = absl::Now() + kConnectionDeadline;
+  // A client that does not read the report gives up the thread at the deadline too.
+  timeval send_timeout = absl::ToTimeval(kConnectionDeadline);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout));
   std::string buffer;
   bool json = false;
   char chunk[512];
   while (buffer.size() < kMaxRequestBytes) {
     size_t nl;
     while ((nl = buffer.find('\n')) == std::string::npos) {
+      const int64_t left_ms = absl::ToInt64Milliseconds(deadline - absl::Now());
+      if (left_ms <= 0) return;
       pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, kClientTimeoutMs) <= 0) return;
+      if (::poll(&p, 1, static_cast<int>(left_ms)) <= 0) return;
       const ssize_t n = ::recv(fd, chunk, sizeof(chunk), 0);
       if (n <= 0) return;
       buffer.append(chunk, static_cast<size_t>(n));

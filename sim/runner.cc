@@ -219,6 +219,9 @@ absl::Status Run::StartDaemonAndAgents() {
   for (const std::string& a : DaemonArgs(paths_, o_.rules, o_.listen, o_.metrics_listen, file)) {
     argv.push_back(a);
   }
+  // The agents ask the simulated RAS endpoints every 2 s (HostRasArgs): a rank behind in two
+  // answers in a row is stuck, where a real site waits minutes (checkpoints).
+  argv.push_back("--job_hang_after=1s");
   if (absl::Status st = Start("railwatchd", argv); !st.ok()) return st;
   if (absl::Status st = WaitFor(absl::Now() + kStartTimeout, "ready file from railwatchd",
                                 [&] { return FileReady(paths_.daemon_ready); });

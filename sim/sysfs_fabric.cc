@@ -274,6 +274,7 @@ absl::Status SysfsFabric::Create(absl::Time start) {
   job_stalled_.assign(options_.jobs.size(), false);
   job_slowdown_.assign(options_.jobs.size(), 1.0);
   job_failed_.assign(options_.jobs.size(), false);
+  job_hung_.assign(options_.jobs.size(), false);
   job_burst_.assign(options_.jobs.size(), 1.0);
   job_burst_until_.assign(options_.jobs.size(), start);
   progress_ = std::make_unique<FaultProgress>(options_);

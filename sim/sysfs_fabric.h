@@ -199,6 +199,7 @@ class SysfsFabric {
   // By job: the share of its healthy step rate it runs at while a slow rank holds it back.
   std::vector<double> job_slowdown_;
   std::vector<bool> job_failed_;  // by job: a rank failed (NCCL error): no more collectives
+  std::vector<bool> job_hung_;    // by job: a rank hangs (rank_hang): stalled for good
   std::unique_ptr<FaultProgress> progress_;  // which faults started and ended
   // Work space of a tick, reused so that a tick allocates nothing.
   struct Scratch {

@@ -302,11 +302,24 @@ bool FabricMap::Enrich(Labels& labels) const {
   std::string job;
   if (host != nullptr) {
     const Index::Host* h = ix.FindHost(*host);
-    // An NCCL rank (fabric_nccl_* series) has a local rank but no device: in a rail-optimised
-    // fabric GPU k sends through the NIC of rail k.
+    // An NCCL rank (fabric_nccl_* series) has no device: its GPU is the cudaDev its NCCL log's
+    // Init line gave (JobRegistry::RankGpu), else its local rank (the same when the
+    // communicator spans the host's GPUs); in a rail-optimised fabric GPU k sends through the
+    // NIC of the k-th rail.
+    std::string gpu;
+    if (const std::string* local_rank = NonEmpty(labels, "local_rank");
+        local_rank != nullptr && device == nullptr && interface == nullptr) {
+      const std::string* comm = NonEmpty(labels, "comm");
+      const std::string* rank = NonEmpty(labels, "rank");
+      int r = -1, k = -1;
+      if (jobs_ != nullptr && comm != nullptr && rank != nullptr && absl::SimpleAtoi(*rank, &r)) {
+        k = jobs_->RankGpu(*comm, r);
+      }
+      gpu = k >= 0 ? absl::StrCat(k) : *local_rank;
+    }
     const Index::Nic* nic =
-        h != nullptr ? ix.FindNic(*h, device, interface, NonEmpty(labels, "local_rank"))
-                     : nullptr;
+        h != nullptr ? ix.FindNic(*h, device, interface, gpu.empty() ? nullptr : &gpu) : nullptr;
+    add.Add("gpu", gpu);
     if (jobs_ != nullptr) jobs_->FirstJobOfHost(*host, &job);
     if (nic != nullptr) {
       add.Add("device", nic->device);

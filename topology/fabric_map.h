@@ -46,6 +46,12 @@ class JobRegistry {
   // the communicator's ranks on that host, in rank order: NCCL's localRank). False when no log
   // placed it. (topology/job_ranks.cc)
   bool RankHost(std::string_view comm, int rank, std::string* host, int* local_rank) const;
+  // The GPU (cudaDev) of that rank, as its Init line said; -1 when unknown. FabricMap::Enrich
+  // asks it for every NCCL rank series, so it is a hash lookup (commId as the logs print it).
+  int RankGpu(std::string_view comm, int rank) const;
+  // A RAS rank_behind for `key` (comm/rank) at `now`: false when one was made within `every`
+  // (every agent of a job asks RAS and reports the same ranks; once is enough).
+  bool NoteRankBehind(const std::string& key, int64_t now_unix_nano, int64_t every_nanos) const;
   // One host's job pods, as its agent read them from the kubelet (a kubernetes.pods event's
   // `jobs`, jobs::EncodeHostJobs): they replace what that host reported before; an empty `jobs`
   // takes the host out. Jobs are merged by name across hosts (hosts joined, GPUs summed) under
@@ -69,6 +75,7 @@ class JobRegistry {
   struct Learnt {
     std::string name;
     absl::flat_hash_map<int, std::string> rank_hosts;
+    absl::flat_hash_map<int, int> rank_gpus;  // cudaDev of the Init line, where it said
     uint32_t nranks = 0;
     int64_t last_seen_unix_nano = 0;
   };
@@ -86,6 +93,7 @@ class JobRegistry {
   bool SetScheduledLocked(const std::string& source, std::vector<JobInfo> jobs)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PublishLocked(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  const Learnt* FindLearntLocked(std::string_view comm) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RebuildHostIndexLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
@@ -99,6 +107,8 @@ class JobRegistry {
   // host -> its job pods as its kubelet last reported them.
   absl::flat_hash_map<std::string, KubeHost> kube_hosts_ ABSL_GUARDED_BY(mu_);
   std::atomic<uint64_t> generation_{0};
+  // NoteRankBehind: when each comm/rank's last rank_behind was made.
+  mutable absl::flat_hash_map<std::string, int64_t> rank_behind_at_ ABSL_GUARDED_BY(mu_);
 };
 
 // The culprit's reach: hosts it stalls, jobs that run there and the GPUs they hold.
@@ -140,8 +150,9 @@ class FabricMap {
   //  - host + device, or host + interface (a netdev): the NIC. Adds device, netdev, rail,
   //    leaf (its switch), leaf_port, node ("host/device"), link (when the NIC's switch port is
   //    known), job (first job of the host, by name).
-  //  - host + local_rank (an NCCL rank, fabric_nccl_* series), no device: the NIC that GPU
-  //    uses in a rail-optimised fabric, the host's k-th NIC by rail number; then as above.
+  //  - host + local_rank (an NCCL rank, fabric_nccl_* series), no device: gpu = the cudaDev
+  //    of its NCCL Init line (JobRegistry::RankGpu, by comm and rank), else its local rank; the
+  //    NIC that GPU uses in a rail-optimised fabric, the host's k-th NIC by rail; then as above.
   //  - host alone: node = host, job.
   //  - switch (+ interface): node = switch, role (from the file). With an interface whose far
   //    end is known: a NIC there adds peer_host, peer_device, rail, leaf (= switch), link, job

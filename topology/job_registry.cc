@@ -197,6 +197,7 @@ bool JobRegistry::Observe(const StoredEvent& event) {
           }
           Learnt& into = learnt_[key];
           for (auto& [r, h] : moved.rank_hosts) into.rank_hosts.try_emplace(r, std::move(h));
+          for (const auto& [r, g] : moved.rank_gpus) into.rank_gpus.try_emplace(r, g);
           if (into.nranks == 0) into.nranks = moved.nranks;
           into.last_seen_unix_nano =
               std::max(into.last_seen_unix_nano, moved.last_seen_unix_nano);
@@ -229,6 +230,14 @@ bool JobRegistry::Observe(const StoredEvent& event) {
     changed = true;
   }
   changed = changed || inserted;
+  // The rank's GPU: FabricMap::Enrich names the NIC that GPU uses (a new label: a change).
+  if (const std::string* dev = event.Attribute("cuda_dev"); dev != nullptr) {
+    if (int gpu = -1; absl::SimpleAtoi(*dev, &gpu) && gpu >= 0) {
+      auto [g, new_gpu] = job.rank_gpus.try_emplace(rank, gpu);
+      if (!new_gpu && g->second != gpu) g->second = gpu, new_gpu = true;
+      changed = changed || new_gpu;
+    }
+  }
   if (nranks > 0 && nranks != job.nranks) {
     job.nranks = nranks;
     changed = true;

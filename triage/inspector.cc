@@ -250,7 +250,7 @@ TriageFinding StragglerFinding(const InspectorStraggler& st, const LogEvent& e,
                          absl::StrCat(records, "; compared with ", Plural(peers, "peer")));
   f.details.emplace_back(
       "rule", st.late ? absl::StrCat("mean exec time below ", Percent(kInspectorStragglerRatio),
-                                     " of the peers' median (a collective: they wait for it)")
+                                     " of every peer's (a collective: they wait for it)")
                       : absl::StrCat("mean bus bandwidth below ",
                                      Percent(kInspectorStragglerRatio),
                                      " of the peers' median, or mean exec time above ",

@@ -126,6 +126,7 @@ def storm(args):
                         r"gpu-node-003 and 1 more\); the fault is on 4 hosts \(leaf scope\): ",
         "cost_per_minute": r"^\$8/min$",
         "gpus": r"^16$",
+        "jobs": r"^train$",
         "description": r"Evidence:\n- fabric_pfc_pause_frames_total\{.*(gpu-node-003|leaf-r2).*rate over 3s = ",
         "railwatch_explain": r"^railwatch explain [0-9a-f]+$",
         "location": r"gpu-node-003 mlx5_2",

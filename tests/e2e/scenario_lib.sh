@@ -74,9 +74,12 @@ start_agents() {
   local h host
   for h in $(seq 1 "$HOSTS"); do
     host=$(host_name "$h")
+    # The jobs' NCCL Inspector records the simulator writes (sim/inspector_writer.h); each
+    # agent keeps its read offsets and spool in a state directory of its own.
     "$AGENT" --server="$GRPC" --hostname="$host" --sysfs_root="$WORK/sys/$host" --interval=1s \
       --ethtool=false --link_events=false --backoff_initial=100ms --backoff_max=1s \
-      --log_state_dir="$WORK/state" >"$AGENT_LOGS/$host.log" 2>&1 &
+      --nccl_inspector="$WORK/sys/$host/nccl/inspector/*.log" \
+      --log_state_dir="$WORK/agent-state/$host" >"$AGENT_LOGS/$host.log" 2>&1 &
     PIDS+=($!)
   done
   local deadline=$((SECONDS + 60))

@@ -91,11 +91,46 @@ has_job() { jobs_now && grep -E "^slurm-$JOB +8 +8 +$NODE +slurm .*model_pretrai
 wait_for 10 "slurm-$JOB in the daemon's jobs" has_job
 echo "slurm-$JOB in the daemon's jobs $((SECONDS - submitted)) s after sbatch (poll: 1 s)"
 
+# A diagnosis on the job's host carries the job in its blast radius: a host agent on $NODE
+# tails an NCCL log, and an IB completion error in it fires nccl_failure (blast radius: job).
+mkdir -p "$WORK/nccl" "$WORK/empty-sys"
+: >"$WORK/nccl/train.log"
+"$AGENT" --server="$GRPC" --hostname="$NODE" --sysfs_root="$WORK/empty-sys" --interval=1s \
+  --ethtool=false --link_events=false --lldp_source=off --log_paths="$WORK/nccl/*.log" \
+  --log_state_dir="$WORK/agent-state" --backoff_initial=100ms --backoff_max=1s \
+  >"$WORK/agent.log" 2>&1 &
+PIDS+=($!)
+sleep 1
+echo "$NODE:3301:3390 [0] NCCL WARN NET/IB : Got completion from peer 10.0.3.4<56041> with status=12 opcode=0 len=0 vendor err 129 (Send) localGid ::ffff:10.0.3.7 remoteGids ::ffff:10.0.3.4 hca mlx5_0" \
+  >>"$WORK/nccl/train.log"
+diagnoses_now() { "$CLI" --server="$GRPC" diagnoses --json >"$WORK/diagnoses.json" 2>&1; }
+# blast_jobs: the jobs of the blast radius of the nccl_failure diagnoses on $NODE, one a line.
+blast_jobs() {
+  /usr/bin/python3 - "$WORK/diagnoses.json" "$NODE" <<'PY'
+import json, sys
+text = open(sys.argv[1]).read()
+for d in json.loads(text).get("diagnoses", []) if text.strip().startswith("{") else []:
+    culprit = {l["name"]: l["value"] for l in d.get("culprit", [])}
+    if d.get("playbook") == "nccl_failure" and culprit.get("host") == sys.argv[2]:
+        for j in d.get("blast_radius", {}).get("jobs", []):
+            print(j.get("job", ""))
+PY
+}
+in_blast() { diagnoses_now && blast_jobs | grep -qx "slurm-$JOB"; }
+wait_for 20 "slurm-$JOB in the blast radius of the diagnosis on $NODE" in_blast
+grep -q '"nccl_failure"' "$WORK/diagnoses.json" || fail "no nccl_failure diagnosis: $(cat "$WORK/diagnoses.json")"
+echo "slurm-$JOB in the blast radius of nccl_failure on $NODE"
+
 scancel "$JOB"
 cancelled=$SECONDS
 no_job() { jobs_now && ! grep -q "^slurm-$JOB " "$WORK/jobs.txt"; }
 wait_for 15 "slurm-$JOB gone from the daemon's jobs" no_job
 echo "slurm-$JOB gone $((SECONDS - cancelled)) s after scancel"
+# The diagnosis still fires (5 minutes of window) and its blast radius no longer has the job.
+left_blast() { diagnoses_now && grep -q '"nccl_failure"' "$WORK/diagnoses.json" &&
+  ! blast_jobs | grep -qx "slurm-$JOB"; }
+wait_for 15 "slurm-$JOB gone from the diagnosis' blast radius" left_blast
+echo "slurm-$JOB left the diagnosis' blast radius $((SECONDS - cancelled)) s after scancel"
 
 # slurmctld stops answering: the daemon keeps what it knew and says so once.
 JOB2=$(sbatch --parsable --chdir="$WORK" --output=/dev/null --gres=gpu:4 -J eval --wrap "sleep 300") || fail "second sbatch failed"

@@ -172,6 +172,7 @@ TEST(AlertAnnotationsTest, CarryWhatTheOnCallEngineerNeeds) {
             "job train stalls (32 GPUs); the fault is on 8 hosts (leaf scope): gpu-node-001, "
             "gpu-node-002, gpu-node-003 and 5 more");
   EXPECT_EQ(LabelValue(a, "gpus"), "32");
+  EXPECT_EQ(LabelValue(a, "jobs"), "train");
   EXPECT_EQ(LabelValue(a, "cost_per_minute"), "$16/min");
   EXPECT_EQ(LabelValue(a, "diagnosis_id"), "abc123");
   EXPECT_EQ(LabelValue(a, "railwatch_explain"), "railwatch explain abc123");
@@ -195,6 +196,7 @@ TEST(AlertAnnotationsTest, NoBlastRadiusOrCostWithoutATopology) {
   const Labels a = AlertAnnotations(d, {});
   EXPECT_EQ(LabelValue(a, "blast_radius"), "");
   EXPECT_EQ(LabelValue(a, "gpus"), "");
+  EXPECT_EQ(FindLabel(a, "jobs"), nullptr);
   EXPECT_EQ(LabelValue(a, "cost_per_minute"), "");
   EXPECT_EQ(FindLabel(a, "gpus"), nullptr);
 }

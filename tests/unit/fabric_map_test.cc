@@ -118,7 +118,7 @@ TEST_F(FabricMapTest, EnrichesAnNcclRankThroughItsLocalRank) {
   Labels l = L({{"host", "gpu-node-002"}, {"comm", "0xabc"}, {"rank", "3"}, {"local_rank", "1"}});
   EXPECT_TRUE(fabric_->Enrich(l));
   EXPECT_EQ(Str(l),
-            "comm=0xabc,device=mlx5_1,host=gpu-node-002,job=train-a,leaf=leaf-r1,"
+            "comm=0xabc,device=mlx5_1,gpu=1,host=gpu-node-002,job=train-a,leaf=leaf-r1,"
             "leaf_port=Ethernet4,link=gpu-node-002/mlx5_1 <-> leaf-r1/Ethernet4,local_rank=1,"
             "netdev=enp13s0np0,node=gpu-node-002/mlx5_1,rail=1,rank=3");
   // A local rank past the host's NICs names no NIC; a device, when there is one, wins.
@@ -129,6 +129,27 @@ TEST_F(FabricMapTest, EnrichesAnNcclRankThroughItsLocalRank) {
   Labels both = L({{"host", "gpu-node-002"}, {"device", "mlx5_0"}, {"local_rank", "1"}});
   EXPECT_TRUE(fabric_->Enrich(both));
   EXPECT_EQ(*FindLabel(both, "rail"), "0");
+  EXPECT_EQ(FindLabel(both, "gpu"), nullptr);
+}
+
+// A communicator that holds only some of a host's GPUs: its local rank 0 runs on GPU 1, as the
+// rank's NCCL Init line says (cudaDev); the NIC is GPU 1's.
+TEST_F(FabricMapTest, AnNcclRanksGpuFromItsInitLineWinsOverItsLocalRank) {
+  StoredEvent init;
+  init.kind = "nccl.comm_init";
+  init.labels = {{"host", "gpu-node-002"}};
+  init.attributes = {{"comm_id", "0xABC"}, {"cuda_dev", "1"}, {"nranks", "2"}, {"rank", "1"}};
+  const uint64_t before = registry_.generation();
+  EXPECT_TRUE(registry_.Observe(init));
+  EXPECT_NE(registry_.generation(), before);  // cached topology() labels must be redone
+  EXPECT_EQ(registry_.RankGpu("0xabc", 1), 1);
+  EXPECT_EQ(registry_.RankGpu("abc", 1), 1);     // RAS's spelling
+  EXPECT_EQ(registry_.RankGpu("0x0abc", 1), 1);  // zero-padded
+  EXPECT_EQ(registry_.RankGpu("0xabc", 0), -1);
+  Labels l = L({{"host", "gpu-node-002"}, {"comm", "0xabc"}, {"rank", "1"}, {"local_rank", "0"}});
+  EXPECT_TRUE(fabric_->Enrich(l));
+  EXPECT_EQ(*FindLabel(l, "gpu"), "1");
+  EXPECT_EQ(*FindLabel(l, "device"), "mlx5_1");
 }
 
 TEST_F(FabricMapTest, EnrichNeverOverwritesALabel) {

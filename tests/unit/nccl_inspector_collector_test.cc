@@ -18,17 +18,18 @@ namespace fs = std::filesystem;
 using ::railwatch::testing::RecordingEmitter;
 
 std::string Record(const std::string& comm, int rank, int n_ranks, int n_nodes, int64_t seq,
-                   double exec_us, double busbw_gbs, const std::string& section = "coll_perf") {
+                   double exec_us, double busbw_gbs, const std::string& section = "coll_perf",
+                   const std::string& hostname = "h") {
   const std::string op = section == "coll_perf" ? "\"coll\":\"AllReduce\",\"coll_sn\""
                                                 : "\"p2p\":\"Send\",\"p2p_sn\"";
   const std::string prefix = section == "coll_perf" ? "coll" : "p2p";
   return absl::StrFormat(
       "{\"header\":{\"id\":\"%s\",\"rank\":%d,\"n_ranks\":%d,\"nnodes\":%d},"
-      "\"metadata\":{\"inspector_output_format_version\":\"v4.0\",\"hostname\":\"h\","
+      "\"metadata\":{\"inspector_output_format_version\":\"v4.0\",\"hostname\":\"%s\","
       "\"pid\":100,\"dump_timestamp_us\":1},\"%s\":{%s:%d,\"%s_msg_size_bytes\":1048576,"
       "\"%s_exec_time_us\":%g,\"%s_timing_source\":\"kernel_gpu\",\"%s_busbw_gbs\":%g}}\n",
-      comm, rank, n_ranks, n_nodes, section, op, seq, prefix, prefix, exec_us, prefix, prefix,
-      busbw_gbs);
+      comm, rank, n_ranks, n_nodes, hostname, section, op, seq, prefix, prefix, exec_us, prefix,
+      prefix, busbw_gbs);
 }
 
 class NcclInspectorCollectorTest : public ::testing::Test {
@@ -46,10 +47,11 @@ class NcclInspectorCollectorTest : public ::testing::Test {
     std::ofstream out(dir_ / file, std::ios::app);
     out << text;
   }
-  std::unique_ptr<NcclInspectorCollector> Make(int settle_cycles = 3) {
+  std::unique_ptr<NcclInspectorCollector> Make(int settle_cycles = 3, std::string host = "") {
     NcclInspectorCollector::Options o;
     o.tailer.patterns = {(dir_ / "*.log").string()};
     o.settle_cycles = settle_cycles;
+    o.host = std::move(host);
     return std::make_unique<NcclInspectorCollector>(o, clock_);
   }
   // Collects until the collector has read `records` records (the tailer reads on its thread).
@@ -136,6 +138,41 @@ TEST_F(NcclInspectorCollectorTest, SkipsPointToPointAndCountsWhatIsNotARecord) {
   const auto totals = c->Totals();
   ASSERT_EQ(totals.count("0x2"), 1u);
   EXPECT_EQ(totals.at("0x2").at(0).collectives, 1u);  // the p2p record is not counted
+}
+
+// A dump directory on shared storage: other hosts' records are skipped (and counted), the
+// short names compared.
+TEST_F(NcclInspectorCollectorTest, KeepsOnlyThisHostsRecords) {
+  Append("a-pid1.log", Record("0x5", 0, 2, 2, 1, 100, 1, "coll_perf", "node-a.cluster.local"));
+  Append("b-pid1.log", Record("0x5", 1, 2, 2, 1, 100, 1, "coll_perf", "node-b"));
+  auto c = Make(3, "node-a");
+  CollectUntil(*c, 1);
+  for (int i = 0; i < 100 && emitter_.Get("railwatch_nccl_inspector_other_host_records_total")
+                                     .value_or(0) < 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_TRUE(c->Collect(emitter_).ok());
+  }
+  EXPECT_EQ(emitter_.Get("railwatch_nccl_inspector_other_host_records_total"), 1u);
+  const auto totals = c->Totals();
+  ASSERT_EQ(totals.at("0x5").size(), 1u);
+  EXPECT_EQ(totals.at("0x5").count(0), 1u);
+}
+
+// A communicator silent for forget_after goes idle (not sent, not counted), and when it writes
+// again its counters go on from where they were: never backwards.
+TEST_F(NcclInspectorCollectorTest, AnIdleCommunicatorKeepsItsTotals) {
+  Append("h-pid1.log", Record("0x6", 0, 1, 1, 1, 100, 1));
+  auto c = Make();
+  CollectUntil(*c, 1);
+  const std::string key = "fabric_nccl_collectives_total{comm=\"0x6\",local_rank=\"0\",rank=\"0\"}";
+  EXPECT_EQ(emitter_.Get(key), 1u);
+  clock_.Advance(absl::Minutes(11));
+  ASSERT_TRUE(c->Collect(emitter_).ok());
+  EXPECT_EQ(emitter_.GetGauge("railwatch_nccl_inspector_communicators"), 0.0);
+  Append("h-pid1.log", Record("0x6", 0, 1, 1, 2, 100, 1));
+  CollectUntil(*c, 2);
+  EXPECT_EQ(emitter_.Get(key), 2u);
+  EXPECT_EQ(emitter_.GetGauge("railwatch_nccl_inspector_communicators"), 1.0);
 }
 
 TEST_F(NcclInspectorCollectorTest, ReadsARealJsonlRecord) {

@@ -49,6 +49,20 @@ TEST(DiagnosisFilterTest, SwitchLooksAtSwitchLeafAndTheirPeers) {
   EXPECT_FALSE(filter.Matches(Make("p", v1::DIAGNOSIS_STATE_FIRING, {{"spine", "leaf-3"}})));
 }
 
+TEST(DiagnosisFilterTest, JobLooksAtTheBlastRadiusAndTheCulpritsJob) {
+  v1::DiagnosisFilter f;
+  f.set_job("slurm-42");
+  DiagnosisFilter filter(f);
+  v1::Diagnosis hurt = Make("p", v1::DIAGNOSIS_STATE_FIRING, {{"host", "h1"}});
+  hurt.mutable_blast_radius()->add_jobs()->set_job("eval");
+  hurt.mutable_blast_radius()->add_jobs()->set_job("slurm-42");
+  EXPECT_TRUE(filter.Matches(hurt));
+  EXPECT_TRUE(filter.Matches(Make("p", v1::DIAGNOSIS_STATE_FIRING, {{"job", "slurm-42"}})));
+  v1::Diagnosis other = Make("p", v1::DIAGNOSIS_STATE_FIRING, {{"host", "slurm-42"}});
+  other.mutable_blast_radius()->add_jobs()->set_job("slurm-420");
+  EXPECT_FALSE(filter.Matches(other));
+}
+
 TEST(DiagnosisFilterTest, SinceKeepsActiveAndLaterResolved) {
   v1::DiagnosisFilter f;
   f.set_since_unix_nano(1000);

@@ -421,6 +421,21 @@ TEST(InspectorStragglers, ARankThatLaunchesLateIsNamedLate) {
   EXPECT_FALSE(FindInspectorStragglers(FourRanks(0.5))[0].late);
 }
 
+// Three members, one late (5 ms against 20 and 20): the other two look slow against a median
+// the late one drags down, but they are its victims. Only the late one is named.
+TEST(InspectorStragglers, TheVictimsOfALateMemberAreNotStragglers) {
+  std::string text;
+  for (int rank = 0; rank < 3; ++rank) {
+    absl::StrAppend(&text, CollLine("0xb", rank, absl::StrCat("h", rank), 1, rank == 0 ? 5000 : 20000,
+                                    rank == 0 ? 400 : 100));
+  }
+  InspectorParse p = ParseInspectorOutput(text);
+  std::vector<InspectorStraggler> st = FindInspectorStragglers(SummariseInspector(p.records));
+  ASSERT_EQ(st.size(), 1u);
+  EXPECT_EQ(st[0].rank, 0);
+  EXPECT_TRUE(st[0].late);
+}
+
 TEST(InspectorStragglers, NoneWhenAllAreEqualOrTooFewMembers) {
   EXPECT_THAT(FindInspectorStragglers(FourRanks(1.0)), IsEmpty());
   // 0.9 of the peers is within the default ratio of 0.8.
