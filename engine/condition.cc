@@ -457,6 +457,26 @@ class Parser {
                                                 : UnaryFn::kPeer;
       return cond::MakeUnary(u, std::move(child));
     }
+    if (fn.text == "label") {
+      // label(expr, "name", "value"): every element with that label set to that value.
+      NodePtr child = ParseOr();
+      if (!child) return nullptr;
+      const char* usage = "label() needs (expr, \"name\", \"value\"), as in "
+                          "label(x > 1, \"part\", \"optic\")";
+      std::string name, value;
+      for (std::string* out : {&name, &value}) {
+        if (!IsPunct(",")) return Error(Peek().offset, usage);
+        Next();  // ,
+        if (Peek().kind != Tok::kString) return Error(Peek().offset, usage);
+        *out = Next().text;
+      }
+      if (!ExpectClose(fn, what)) return nullptr;
+      if (child->constant()) return Error(fn.offset, "label() needs a vector, not a number");
+      if (!cond::IsLabelName(name)) {
+        return Error(fn.offset, absl::StrCat("label(): '", name, "' is not a label name"));
+      }
+      return cond::MakeSetLabel(std::move(name), std::move(value), std::move(child));
+    }
     if (env_.macros.contains(fn.text)) {
       return Error(fn.offset, absl::StrCat("'", fn.text, "' is a macro, not a function"));
     }

@@ -20,6 +20,7 @@
 //               | "count_over_time" "(" event_selector ")"
 //               | ( "peer_median" | "peer_ratio" ) "(" expr "," grouping ")"
 //               | ( "topology" | "peer" | "abs" ) "(" expr ")"
+//               | "label" "(" expr "," string "," string ")"
 //               | "stale" "(" range_selector ")" ;
 //   range_fn    = "rate" | "increase" | "delta" | "changes" | "avg_over_time"
 //               | "min_over_time" | "max_over_time" ;

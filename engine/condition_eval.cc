@@ -135,6 +135,67 @@ class UnaryNode final : public OneChildNode {
   mutable absl::flat_hash_map<const void*, std::unique_ptr<Cached>> cache_ ABSL_GUARDED_BY(mu_);
 };
 
+// label(expr, "name", "value"): a constant label on every element, such as the part of a
+// link that one branch of a condition points at ("optic", "cable"). The new labels are made
+// once per (label_source, label_index) and kept between evaluations, as topology() does.
+class SetLabelNode final : public OneChildNode {
+ public:
+  SetLabelNode(std::string name, std::string value, NodePtr child)
+      : OneChildNode(std::move(child)), label_{std::move(name), std::move(value)} {}
+
+  Vec Eval(const EvalContext& ctx, const ValueFilter*) const override {
+    Vec in = child_->Eval(ctx, nullptr);
+    absl::MutexLock lock(&mu_);
+    if (cache_.size() >= 64) cache_.clear();
+    for (Item& item : in) {
+      if (item.label_source == nullptr) {
+        item.labels = Set(*item.labels);
+        continue;
+      }
+      Cached& c = cache_[item.label_source];
+      if (c.source == nullptr) c.source = NewLabelSource();
+      if (item.label_index >= c.labels.size()) c.labels.resize(item.label_index + 1);
+      std::shared_ptr<const Labels>& cached = c.labels[item.label_index];
+      if (cached == nullptr) cached = Set(*item.labels);
+      item.labels = cached;
+      item.label_source = c.source;
+    }
+    return in;
+  }
+  void Print(std::string& out) const override {
+    out += "label(";
+    child_->Print(out);
+    out += ", ";
+    out += QuoteString(label_.name);
+    out += ", ";
+    out += QuoteString(label_.value);
+    out += ')';
+  }
+
+ private:
+  std::shared_ptr<const Labels> Set(const Labels& from) const {
+    Labels labels = from;
+    auto it = std::lower_bound(labels.begin(), labels.end(), label_.name,
+                               [](const Label& l, const std::string& n) { return l.name < n; });
+    if (it != labels.end() && it->name == label_.name) {
+      it->value = label_.value;
+    } else {
+      labels.insert(it, label_);
+    }
+    return OwnLabels(std::move(labels));
+  }
+
+  struct Cached {
+    const void* source = nullptr;
+    std::vector<std::shared_ptr<const Labels>> labels;
+  };
+  const Label label_;
+  mutable absl::Mutex mu_;
+  // Keyed by the child's label_source. The child's sources are stable for as long as what
+  // they name is; a source that starts over (an aggregation's keys) gets a new pointer.
+  mutable absl::flat_hash_map<const void*, Cached> cache_ ABSL_GUARDED_BY(mu_);
+};
+
 // ---- Binary operators ---------------------------------------------------------------------
 
 // Shared printing and collection for the two-operand nodes.
@@ -397,6 +458,10 @@ class SetOpNode final : public TwoOperandNode {
 };
 
 }  // namespace
+
+NodePtr MakeSetLabel(std::string name, std::string value, NodePtr child) {
+  return std::make_unique<SetLabelNode>(std::move(name), std::move(value), std::move(child));
+}
 
 NodePtr MakeUnary(UnaryFn fn, NodePtr child) {
   return std::make_unique<UnaryNode>(fn, std::move(child));

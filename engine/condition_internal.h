@@ -316,6 +316,10 @@ NodePtr MakeSelector(Selector sel);
 NodePtr MakeRange(const RangeFunction& fn, Selector sel, absl::Duration window);
 NodePtr MakeEventCount(std::vector<Matcher> matchers, absl::Duration window);
 NodePtr MakeUnary(UnaryFn fn, NodePtr child);
+// label(child, "name", "value"): each element of `child` with label `name` set to `value`.
+NodePtr MakeSetLabel(std::string name, std::string value, NodePtr child);
+// [A-Za-z_][A-Za-z0-9_]*: what a label may be called.
+bool IsLabelName(std::string_view name);
 // At least one side is a vector (the parser folds two constants).
 NodePtr MakeBinary(BinOp op, bool return_bool, LabelSet matching, NodePtr lhs, NodePtr rhs);
 NodePtr MakeSetOp(SetOp op, LabelSet matching, NodePtr lhs, NodePtr rhs);

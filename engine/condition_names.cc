@@ -21,7 +21,7 @@ constexpr AggEntry kAggs[] = {{"sum", AggOp::kSum},
                              {"max", AggOp::kMax},
                              {"count", AggOp::kCount}};
 constexpr std::string_view kOtherFns[] = {"count_over_time", "peer_median", "peer_ratio",
-                                          "topology", "peer", "abs"};
+                                          "topology", "peer", "abs", "label"};
 constexpr std::string_view kKeywords[] = {"and", "or", "unless", "by", "without",
                                           "on", "ignoring", "bool"};
 
@@ -51,6 +51,16 @@ std::optional<AggOp> FindAgg(std::string_view name) {
 
 bool IsOperatorKeyword(std::string_view name) {
   return std::find(std::begin(kKeywords), std::end(kKeywords), name) != std::end(kKeywords);
+}
+
+bool IsLabelName(std::string_view name) {
+  if (name.empty()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    if (!alpha && !(i > 0 && c >= '0' && c <= '9')) return false;
+  }
+  return true;
 }
 
 bool IsOtherFunction(std::string_view name) {

@@ -64,6 +64,7 @@ TEST(ParseCondition, CanonicalTextKeepsOnlyTheParenthesesThatMatter) {
        "count_over_time(events{kind=\"nccl.call_failed\"}[5m]) > 0"},
       {"stale(x[30s])", "stale(x[30s])"},
       {"abs(delta(g[1m])) > 5", "abs(delta(g[1m])) > 5"},
+      {"label(x > 1, \"part\", \"optic\")", "label(x > 1, \"part\", \"optic\")"},
       {"x > 1e9", "x > 1e+09"},
   };
   for (const Case& c : cases) {
@@ -180,6 +181,11 @@ TEST_P(BadConditionTest, ReportsWhereAndWhat) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, BadConditionTest,
     ::testing::Values(
+        BadCase{"LabelWithoutValue", "label(x, \"part\")", 15,
+                "label() needs (expr, \"name\", \"value\"), as in label(x > 1, \"part\", "
+                "\"optic\")"},
+        BadCase{"LabelBadName", "label(x, \"a-b\", \"v\")", 0,
+                "label(): 'a-b' is not a label name"},
         BadCase{"UnclosedCall", "increase(x[5m] > 0", 15,
                 "expected ')' to close 'increase(' opened at offset 0, found '>'"},
         BadCase{"UnclosedAggregation", "1 + sum(rate(x[1m]) > 0", 23,

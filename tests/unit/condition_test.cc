@@ -201,6 +201,25 @@ TEST_F(ConditionEvalTest, ArithmeticAndDivisionByZero) {
   EXPECT_THAT(Values(Eval("a == 4", 1), "host"), ElementsAre("h2=4"));
 }
 
+TEST_F(ConditionEvalTest, LabelSetsAConstantLabel) {
+  store_.Append(Gauge("a", {{"host", "h1"}}), kSec, 10);
+  store_.Append(Gauge("a", {{"host", "h2"}, {"part", "cable"}}), kSec, 4);
+  // Added where absent, replaced where present, kept sorted; the same on a second evaluation
+  // (the labels are cached per series).
+  for (int i = 0; i < 2; ++i) {
+    std::vector<VectorElement> out = Eval("label(a > 1, \"part\", \"optic\")", 1);
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(Str(out[0].labels), R"(host="h1",part="optic")");
+    EXPECT_EQ(Str(out[1].labels), R"(host="h2",part="optic")");
+  }
+  // Branches of an `or` that name different parts stay apart when matched on the part.
+  EXPECT_THAT(Values(Eval("label(a > 5, \"part\", \"optic\") or on(host, part) "
+                          "label(a, \"part\", \"cable\")",
+                          1),
+                     "part"),
+              UnorderedElementsAre("optic=10", "cable=10", "cable=4"));
+}
+
 TEST_F(ConditionEvalTest, VectorMatchingOnAndIgnoring) {
   // Per-direction pause counts on two hosts, and one per-host gauge.
   store_.Append(Gauge("p", {{"host", "h1"}, {"direction", "tx"}}), kSec, 100);
