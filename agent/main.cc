@@ -13,12 +13,14 @@
 #include "agent/tls_channel.h"
 #include "collectors/ib_fabric_collector.h"
 #include "collectors/ib_source_spec.h"
+#include "collectors/kmsg_collector.h"
 #include "collectors/kubelet_collector.h"
 #include "collectors/link_setup.h"
 #include "collectors/lldp_collector.h"
 #include "collectors/log_collector.h"
 #include "collectors/nccl_inspector_collector.h"
 #include "collectors/nccl_ras_collector.h"
+#include "collectors/optics_collector.h"
 #include "collectors/rdma_sysfs_collector.h"
 #include "common/logging.h"
 #include "common/program.h"
@@ -106,6 +108,34 @@ ABSL_FLAG(std::string, ethtool_dumps, "",
           "read the ethtool statistics of each of the --netdevs from DIR/<netdev>/stats "
           "(`ethtool -S` output) and DIR/<netdev>/driver (`mlx5_core`) every cycle instead of "
           "SIOCETHTOOL (a simulator's or fixture's dumps); a netdev without them counts as gone");
+ABSL_FLAG(std::string, optics, "auto",
+          "--role=host: read each netdev's pluggable module (SFP, QSFP, QSFP-DD, OSFP: its "
+          "EEPROM through ethtool netlink, needs CAP_NET_ADMIN), its FEC statistics and link "
+          "speed (docs/LINK_HEALTH.md): on, off, or auto: on when --sysfs_root is /sys or "
+          "--optics_dir is given, else off. Netdevs without a module (veth, RJ45 ports) count "
+          "as absent");
+ABSL_FLAG(std::string, optics_dir, "",
+          "--role=host: read the modules and FEC statistics of the --netdevs from "
+          "DIR/<netdev>/module/ (one file a page: a0, a2, page00, page01 ...) and "
+          "DIR/<netdev>/fec (\"name: value\" lines) instead of the kernel (the simulator's "
+          "dumps; docs/LINK_HEALTH.md has the layout)");
+ABSL_FLAG(absl::Duration, optics_interval, absl::Seconds(10),
+          "--role=host: how often module EEPROMs and FEC statistics are read (a module read is "
+          "a few I2C transfers of milliseconds each); link speed is read every --interval");
+ABSL_FLAG(std::string, kmsg, "auto",
+          "--role=host: the kernel's messages about NICs and PCIe (mlx5 health syndromes, "
+          "command timeouts, probe failures, PCIe AER and DPC, slot power, downtrained links; "
+          "docs/LINK_HEALTH.md): auto (/dev/kmsg when --sysfs_root is /sys and it can be read, "
+          "else off), off, /dev/kmsg, or the path of a file of records in /dev/kmsg's format "
+          "appended over time (railwatch-sim writes <root>/<host>/kmsg). Where it stopped is "
+          "kept in --log_state_dir");
+ABSL_FLAG(absl::Duration, kmsg_lookback, absl::Minutes(10),
+          "--role=host: on a first start (no saved position, another boot, another file), how "
+          "far back the kernel's messages are read");
+ABSL_FLAG(int64_t, kmsg_max_records, 10000,
+          "--role=host: the most kernel records read in one cycle (the rest the next cycle)");
+ABSL_FLAG(int64_t, kmsg_max_events, 1000,
+          "--role=host: the most kernel.* events sent in one cycle (the rest the next cycle)");
 ABSL_FLAG(bool, link_events, true,
           "report carrier down/up of the --netdevs as events, from a netlink route socket");
 ABSL_FLAG(std::string, log_paths, "",
@@ -137,8 +167,8 @@ ABSL_FLAG(absl::Duration, kubelet_interval, absl::Seconds(10),
 ABSL_FLAG(absl::Duration, kubelet_timeout, absl::Seconds(2),
           "--role=host: the most one List query of the kubelet may take");
 ABSL_FLAG(std::string, log_state_dir, "/var/lib/railwatch-agent",
-          "where the log tailer keeps its read offsets across restarts (and, by default, the "
-          "spool: see --spool_dir)");
+          "where the log tailer keeps its read offsets and the kmsg collector its position "
+          "(kmsg.state) across restarts (and, by default, the spool: see --spool_dir)");
 ABSL_FLAG(std::string, spool_dir, "",
           "on-disk spool of the batches not yet stored by the daemon (survives outages and "
           "restarts, SIGKILL included); the agent uses <spool_dir>/<agent id>. Empty: "
@@ -177,6 +207,10 @@ railwatch::ProgramInfo AgentProgram() {
                {"interval", "rescan_interval", "detail_interval", "sysfs_root", "netdevs", "ethtool",
                 "ethtool_dumps", "link_events", "lldp_source", "lldp_refresh", "log_paths",
                 "log_state_dir"}},
+              {"Optics, FEC and link speed (--role=host; docs/LINK_HEALTH.md)",
+               {"optics", "optics_dir", "optics_interval"}},
+              {"Kernel messages: NIC and PCIe health (--role=host; docs/LINK_HEALTH.md)",
+               {"kmsg", "kmsg_lookback", "kmsg_max_records", "kmsg_max_events"}},
               {"NCCL RAS (--role=host; docs/JOBS.md)",
                {"nccl_ras", "nccl_ras_interval", "nccl_ras_timeout", "nccl_ras_init_grace"}},
               {"Kubernetes pods (--role=host; docs/JOBS.md)",
@@ -323,6 +357,21 @@ int main(int argc, char** argv) {
       spdlog::critical("--netdevs: {}", s.message());
       return 2;
     }
+    railwatch::OpticsCollectorSetup optics;
+    optics.mode = absl::GetFlag(FLAGS_optics);
+    optics.dir = absl::GetFlag(FLAGS_optics_dir);
+    optics.interval = absl::GetFlag(FLAGS_optics_interval);
+    optics.sysfs_root = absl::GetFlag(FLAGS_sysfs_root);
+    optics.netdevs = absl::GetFlag(FLAGS_netdevs);
+    optics.rescan_interval = absl::GetFlag(FLAGS_rescan_interval);
+    optics.ethtool = absl::GetFlag(FLAGS_ethtool);
+    absl::StatusOr<std::unique_ptr<railwatch::Collector>> optics_collector =
+        railwatch::MakeOpticsCollector(optics, railwatch::RealClock::Get());
+    if (!optics_collector.ok()) {
+      spdlog::critical("{}", optics_collector.status().message());
+      return 2;
+    }
+    if (*optics_collector != nullptr) collectors.push_back(*std::move(optics_collector));
     absl::StatusOr<std::unique_ptr<railwatch::LldpSource>> lldp =
         railwatch::LldpSourceFromFlag(absl::GetFlag(FLAGS_lldp_source),
                                       /*real_host=*/absl::GetFlag(FLAGS_sysfs_root) == "/sys");
@@ -348,6 +397,30 @@ int main(int argc, char** argv) {
   }
 
   if (role == "host") {
+    // The kernel's messages about NICs and PCIe (docs/LINK_HEALTH.md, "Kernel messages").
+    absl::StatusOr<std::string> kmsg = railwatch::KmsgPathFromFlag(
+        absl::GetFlag(FLAGS_kmsg), /*real_host=*/absl::GetFlag(FLAGS_sysfs_root) == "/sys");
+    if (!kmsg.ok()) {
+      spdlog::critical("{}", kmsg.status().message());
+      return 2;
+    }
+    if (absl::GetFlag(FLAGS_kmsg_max_records) < 1 || absl::GetFlag(FLAGS_kmsg_max_events) < 1 ||
+        absl::GetFlag(FLAGS_kmsg_lookback) < absl::ZeroDuration()) {
+      spdlog::critical("--kmsg_max_records and --kmsg_max_events must be at least 1, "
+                       "--kmsg_lookback not negative");
+      return 2;
+    }
+    if (!kmsg->empty()) {
+      railwatch::KmsgCollector::Options kmsg_options;
+      kmsg_options.path = *kmsg;
+      kmsg_options.sysfs_root = absl::GetFlag(FLAGS_sysfs_root);
+      kmsg_options.state_dir = absl::GetFlag(FLAGS_log_state_dir);
+      kmsg_options.lookback = absl::GetFlag(FLAGS_kmsg_lookback);
+      kmsg_options.max_records = static_cast<size_t>(absl::GetFlag(FLAGS_kmsg_max_records));
+      kmsg_options.max_events = static_cast<size_t>(absl::GetFlag(FLAGS_kmsg_max_events));
+      collectors.push_back(std::make_unique<railwatch::KmsgCollector>(
+          std::move(kmsg_options), railwatch::RealClock::Get()));
+    }
     if (const std::string inspector = absl::GetFlag(FLAGS_nccl_inspector); !inspector.empty()) {
       railwatch::NcclInspectorCollector::Options inspector_options;
       for (absl::string_view p : absl::StrSplit(inspector, ',', absl::SkipWhitespace())) {

@@ -233,7 +233,13 @@ a log) is recognised too: retries, completion errors, out_of_buffer and links do
 device/port. So is InfiniBand tool output, one tool per file or paste (ibnetdiscover and -p,
 perfquery, ibqueryerrors, iblinkinfo, ibdiagnet2.db_csv): ports that discarded packets, link
 errors and link-downs, counters stuck at all ones, where credits ran out, links below the
-fabric's usual width or speed (docs/INFINIBAND.md).)")
+fabric's usual width or speed (docs/INFINIBAND.md). And optics, FEC and PHY tool output
+(ethtool -m, ethtool's FEC and eth-phy statistics, mlxlink text or JSON, SONiC's transceiver
+eeprom, status and fec-stats): Rx/Tx power under the module's thresholds, hot modules, flags,
+Rx LOS lanes, pre-FEC BER, uncorrectable codewords, link downs, and the likely part
+(docs/LINK_HEALTH.md). And kernel messages (dmesg, dmesg -T, journalctl -k, /dev/kmsg records):
+NIC firmware health and syndromes, command timeouts, probe failures, PCIe AER and DPC, slot
+power, downtrained PCIe links, per NIC adapter (nic_unhealthy, pcie_degraded ...).)")
           .Takes("json", "one JSON object per line: each event, each finding, then a summary")
           .Takes("rules", "the playbooks the log's events are played through")
           .Example("$ railwatch triage rank0.log rdma_statistic.txt"),

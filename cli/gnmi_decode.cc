@@ -68,9 +68,11 @@ class Printer : public GnmiLeafVisitor {
     ++leaves;
     const std::string path = GnmiPathString(leaf.elems);
     GnmiMappedSeries mapped;
-    const bool is_mapped = profile_ != nullptr && profile_->Map(leaf, mapped) &&
-                           mapped.metric != nullptr;
-    if (profile_ != nullptr) ++(is_mapped ? this->mapped : unmapped);
+    const bool matched = profile_ != nullptr && profile_->Map(leaf, mapped);
+    const bool is_mapped = matched && mapped.metric != nullptr;
+    // A join leaf (an interface's transceiver component): no series of its own.
+    const bool is_join = matched && mapped.metric == nullptr && !mapped.rule->join_label.empty();
+    if (profile_ != nullptr) ++(is_mapped || is_join ? this->mapped : unmapped);
     if (json_) {
       Json j;
       j["file"] = file_;
@@ -80,8 +82,13 @@ class Printer : public GnmiLeafVisitor {
       j["value"] = ValueJson(leaf);
       if (leaf.deleted) j["deleted"] = true;
       j["time_unix_nano"] = leaf.time_unix_nano;
-      if (is_mapped) {
-        j["series"] = std::string(mapped.metric->name);
+      if (is_mapped || is_join) {
+        if (is_mapped) j["series"] = std::string(mapped.metric->name);
+        if (is_join) {
+          j["series"] = nullptr;
+          j["join"] = {{"label", mapped.rule->join_label},
+                       {"value", mapped.rule->Text(leaf.value)}};
+        }
         Json labels = Json::object();
         for (const Label& l : mapped.labels) labels[l.name] = l.value;
         j["labels"] = labels;
@@ -95,6 +102,9 @@ class Printer : public GnmiLeafVisitor {
          << ValueText(leaf) << " @ " << TimeText(leaf.time_unix_nano);
     if (is_mapped) {
       out_ << "  -> " << FormatSeries(mapped.metric->name, mapped.labels);
+    } else if (is_join) {
+      out_ << "  -> join " << mapped.rule->join_label << "=\"" << mapped.rule->Text(leaf.value)
+           << "\" is " << FormatLabels(mapped.labels);
     } else if (profile_ != nullptr) {
       out_ << "  -> unmapped";
     }

@@ -17,6 +17,7 @@
 #include "nlohmann/json.hpp"
 #include "triage/findings.h"
 #include "triage/inputs.h"
+#include "triage/optics.h"
 #include "triage/playbook_replay.h"
 
 namespace railwatch {
@@ -27,7 +28,35 @@ using logs::LogParser;
 using Input = TriageInput;
 using Json = nlohmann::ordered_json;
 
+// An optics.* field: text, a number, or one number per lane (null for a lane not read).
+Json OpticsFieldValue(const std::string& key, const std::string& value) {
+  auto number = [](absl::string_view v) -> Json {
+    uint64_t u;
+    int64_t i;
+    double d;
+    if (absl::SimpleAtoi(v, &u)) return u;
+    if (absl::SimpleAtoi(v, &i)) return i;
+    if (absl::SimpleAtod(v, &d) && std::isfinite(d)) return d;
+    return nullptr;
+  };
+  switch (OpticsFieldTypeOf(key)) {
+    case OpticsFieldType::kNumber: {
+      Json n = number(value);
+      return n.is_null() ? Json(value) : n;
+    }
+    case OpticsFieldType::kNumberList: {
+      Json list = Json::array();
+      for (absl::string_view item : absl::StrSplit(value, ',')) list.push_back(number(item));
+      return list;
+    }
+    case OpticsFieldType::kText:
+      break;
+  }
+  return value;
+}
+
 Json FieldValue(const LogEvent& e, const std::string& key, const std::string& value) {
+  if (absl::StartsWith(e.kind, "optics.")) return OpticsFieldValue(key, value);
   uint64_t u;
   // rdma tool counters (and numeric attributes such as lid) are numbers.
   if ((absl::StartsWith(e.kind, "rdma.") || absl::StartsWith(e.kind, "ib.")) && !value.empty() &&
@@ -143,6 +172,19 @@ void PrintHuman(const std::vector<Input>& inputs, const LogParser::Stats& total,
     out << "Read " << i.name << " as " << i.ib_kind << " output: " << i.ib_records
         << " records.\n";
   }
+  size_t optics_readings = 0;
+  for (const Input& i : inputs) {
+    if (i.optics_readings == 0 && i.optics_problems == 0) continue;
+    optics_readings += i.optics_readings;
+    out << "Read " << i.optics_lines << " lines of optics tool output in " << i.name << " ("
+        << absl::StrJoin(i.optics_tools, ", ") << "): " << i.optics_readings << " readings, "
+        << i.optics_problems << " problems.\n";
+  }
+  for (const Input& i : inputs) {
+    if (i.kernel.lines == 0) continue;
+    out << "Read " << i.kernel.lines << " lines of kernel messages in " << i.name << ": "
+        << i.kernel.events << " NIC and PCIe events.\n";
+  }
   for (const Input& i : inputs) {
     if (!i.error.empty()) out << "Could not read " << i.name << ": " << i.error << ".\n";
   }
@@ -151,9 +193,9 @@ void PrintHuman(const std::vector<Input>& inputs, const LogParser::Stats& total,
   bool failed =
       !report.findings.empty() && report.findings[0].level == TriageFinding::Level::kFailure;
   if (report.findings.empty()) {
-    out << (total.events == 0 && rdma.ports == 0 && ib_records == 0
-                ? "Nothing recognisable: no NCCL, PyTorch, NCCL RAS, nccl-tests or rdma tool "
-                  "lines in the input.\n"
+    out << (total.events == 0 && rdma.ports == 0 && ib_records == 0 && optics_readings == 0
+                ? "Nothing recognisable: no NCCL, PyTorch, NCCL RAS, nccl-tests, rdma or optics "
+                  "tool lines in the input.\n"
                 : "No failure found.\n");
   } else if (!failed) {
     out << "No failure found.\n\n";
@@ -268,6 +310,22 @@ int RunTriage(const std::vector<std::string>& files, bool json, std::istream& in
       if (!i.ib_kind.empty()) ib.push_back({{"file", i.name}, {"kind", i.ib_kind}, {"records", i.ib_records}});
     }
     s["infiniband"] = ib;
+    Json optics = Json::array();
+    for (const Input& i : inputs) {
+      if (i.optics_readings == 0 && i.optics_problems == 0) continue;
+      optics.push_back({{"file", i.name},
+                        {"tools", i.optics_tools},
+                        {"lines", i.optics_lines},
+                        {"readings", i.optics_readings},
+                        {"problems", i.optics_problems}});
+    }
+    s["optics"] = optics;
+    Json kernel = Json::array();
+    for (const Input& i : inputs) {
+      if (i.kernel.lines == 0) continue;
+      kernel.push_back({{"file", i.name}, {"lines", i.kernel.lines}, {"events", i.kernel.events}});
+    }
+    s["kernel"] = kernel;
     s["failures"] = failures;
     s["warnings"] = warnings;
     Json fired = Json::array();

@@ -15,7 +15,8 @@ namespace railwatch {
 // `log_label` is the log's label (the agent's tail pattern; triage: the input's name), `path`
 // the file it was read from (an attribute unless the parser set one). `fallback_time` stands in
 // for a line without a time. `line_known`: the event's line number is the file's (the tailer
-// knew where it started), so it becomes the `line` attribute.
+// knew where it started), so it becomes the `line` attribute. A kernel.* event's pci, adapter,
+// device, interface and severity fields are labels (logs::kKernelEventLabels), not attributes.
 EventRecord LogEventRecord(logs::LogEvent event, const std::string& log_label,
                            const std::string& path, int64_t fallback_time, bool line_known);
 

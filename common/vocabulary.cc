@@ -407,6 +407,42 @@ const std::vector<MetricSpec>& Table() {
        "Bits corrected by FEC at the PHY: a rising rate is an early sign of a degrading link.",
        {},
        {{"mlx5_core", "rx_corrected_bits_phy"}, {"bnxt_en", "rx_corrected_bits"}}},
+      // FEC blocks: the kernel's FEC statistics (ETHTOOL_MSG_FEC_GET, read by the optics
+      // collector) for every driver with get_fec_stats; bnxt_en also prints them in ethtool -S,
+      // and for a netdev whose driver this table maps, the optics collector leaves the series
+      // to the ethtool collector (docs/LINK_HEALTH.md, "FEC and BER"). mlx5 and ice have them
+      // in the FEC statistics only.
+      {"fabric_netdev_fec_corrected_blocks_total", C, "blocks",
+       "FEC codewords (blocks) the PHY received with errors and corrected: with "
+       "fabric_netdev_fec_corrected_bits_total, the pre-FEC error rate of the link.",
+       {},
+       {{"bnxt_en", "rx_fec_corrected_blocks"}}},
+      {"fabric_netdev_fec_uncorrectable_blocks_total", C, "blocks",
+       "FEC codewords (blocks) the PHY received with more errors than FEC can correct: each "
+       "one is lost data (frames dropped with a bad FCS); any rise is a link failing.",
+       {},
+       {{"bnxt_en", "rx_fec_uncorrectable_blocks"}}},
+      {"fabric_netdev_fec_lane_corrected_blocks_total", C, "blocks",
+       "Corrected FEC blocks per PHY lane (label lane, from 1), where the driver counts per "
+       "lane (mlx5 in FC-FEC/BaseR mode); their sum is fabric_netdev_fec_corrected_blocks_total.",
+       {}},
+      {"fabric_netdev_fec_lane_uncorrectable_blocks_total", C, "blocks",
+       "Uncorrectable FEC blocks per PHY lane (label lane, from 1), where the driver counts per "
+       "lane.",
+       {}},
+      {"fabric_netdev_fec_lane_corrected_bits_total", C, "bits",
+       "Bits corrected by FEC per PHY lane (label lane, from 1), where the kernel's FEC "
+       "statistics give them per lane.",
+       {}},
+      {"fabric_netdev_fec_mode_info", G, "",
+       "Always 1; the FEC encoding active on the netdev's link, label mode: RS, BaseR, LLRS or "
+       "Off (ETHTOOL_MSG_FEC_GET, `ethtool --show-fec`).",
+       {}},
+      {"fabric_netdev_speed_bytes_per_second", G, "bytes per second",
+       "The netdev's link speed in bytes per second (sysfs class/net/<netdev>/speed, Mb/s x "
+       "125000: 400 Gb/s reads 5e10); absent while the link is down. Pre-FEC BER = "
+       "rate(fabric_netdev_fec_corrected_bits_total) / (8 x this).",
+       {}},
       {"fabric_netdev_receive_out_of_buffer_total", C, "packets",
        "Packets dropped because a receive queue had no buffer posted by the driver (mlx5).",
        {},
@@ -427,6 +463,45 @@ const std::vector<MetricSpec>& Table() {
        {},
        {"carrier_down_count"}},
       // ---- end of ethtool / netdev block -----------------------------------------------------
+      // ---- optics block ----------------------------------------------------------------------
+      // What a pluggable module (SFP, QSFP28, QSFP-DD, OSFP) says about itself (optics/module.h):
+      // read by the host agent from its EEPROM (collectors/optics_collector.h; labels host,
+      // interface) and by switch agents from their telemetry (labels switch, interface). Lanes
+      // are numbered from 1. docs/LINK_HEALTH.md.
+      {"fabric_optics_temperature_celsius", G, "degrees Celsius",
+       "The module's internal temperature (its DOM).",
+       {}},
+      {"fabric_optics_supply_voltage_volts", G, "volts",
+       "The module's supply voltage (its DOM), nominally 3.3 V.",
+       {}},
+      {"fabric_optics_tx_bias_milliamperes", G, "milliamperes",
+       "Laser bias current of one transmit lane (label lane): rising bias at constant power is "
+       "an ageing laser. railwatchd's /metrics exposes it in amperes, as "
+       "fabric_optics_tx_bias_amperes.",
+       {}},
+      {"fabric_optics_tx_power_dbm", G, "dBm",
+       "Optical power the module transmits on one lane (label lane), in dBm; -40 for no light.",
+       {}},
+      {"fabric_optics_rx_power_dbm", G, "dBm",
+       "Optical power the module receives on one lane (label lane), in dBm; -40 for no light "
+       "(a cut fibre, the far end dark). Compare with its own fabric_optics_threshold.",
+       {}},
+      {"fabric_optics_threshold", G, "",
+       "The module's own alarm and warning limits: label quantity (temperature_celsius, "
+       "supply_voltage_volts, tx_bias_milliamperes, tx_power_dbm, rx_power_dbm; the unit of the "
+       "series of that name) and level (alarm_high, warning_high, warning_low, alarm_low).",
+       {}},
+      {"fabric_optics_alarm_flags", G, "",
+       "How many alarm and warning flags the module has set, label flags = their names joined "
+       "with \",\" (temperature_high_alarm, rx_power_low_warning:lane2, rx_los:lane1, "
+       "tx_fault:lane3, ...); 0 with flags=\"\" when none is set.",
+       {}},
+      {"fabric_optics_module_info", G, "",
+       "Always 1; the module in the port: labels form_factor (SFP, QSFP28, QSFP-DD, OSFP), spec "
+       "(SFF-8472, SFF-8636, CMIS), vendor, part_number, serial and media (10G Base-SR, "
+       "400GBASE-DR4). A new serial number is a module swapped.",
+       {}},
+      // ---- end of optics block ---------------------------------------------------------------
       // ---- switch (gNMI) block --------------------------------------------------------------
       // Read by the switch agent through the path profiles of profiles/gnmi/*.yaml
       // (gnmi/profile.h; docs/GNMI.md has the leaf of each dialect). Labels: switch (added by
@@ -483,6 +558,39 @@ const std::vector<MetricSpec>& Table() {
        "The switch port's speed in bytes per second, 400 Gb/s reads 5e10 (OpenConfig "
        "ethernet/state/port-speed, SONiC APPL_DB PORT_TABLE speed): the peer of the NIC's "
        "fabric_rdma_port_rate_bytes_per_second.",
+       {}},
+      // FEC at the switch port's PHY (docs/LINK_HEALTH.md, "Switch optics and FEC"): the
+      // switch's end of the host's fabric_netdev_fec_* series. Codewords of RS(544,514) are
+      // 5440 bits; a codeword is corrected with up to 15 symbol errors, lost beyond.
+      {"fabric_switch_interface_fec_corrected_blocks_total", C, "blocks",
+       "FEC codewords (blocks) the switch port received with errors and corrected (SONiC "
+       "SAI_PORT_STAT_IF_IN_FEC_CORRECTABLE_FRAMES, OpenConfig ethernet/state/counters/"
+       "fec-corrected-blocks).",
+       {}},
+      {"fabric_switch_interface_fec_uncorrectable_blocks_total", C, "blocks",
+       "FEC codewords (blocks) the switch port received with more errors than FEC corrects: "
+       "lost frames; any rise is a link failing (SONiC "
+       "SAI_PORT_STAT_IF_IN_FEC_NOT_CORRECTABLE_FRAMES, OpenConfig fec-uncorrectable-blocks).",
+       {}},
+      {"fabric_switch_interface_fec_symbol_errors_total", C, "symbols",
+       "FEC symbols the switch port received in error, corrected or not (SONiC "
+       "SAI_PORT_STAT_IF_IN_FEC_SYMBOL_ERRORS; OpenConfig has no leaf for it).",
+       {}},
+      {"fabric_switch_interface_fec_corrected_bit_errors_total", C, "bits",
+       "Bit errors the switch port's FEC corrected (SONiC SAI_PORT_STAT_IF_IN_FEC_CORRECTED_BITS; "
+       "the host's fabric_netdev_fec_corrected_bits_total, named so that promtool's base-unit "
+       "rule takes it for a count, not an amount of data): pre-FEC BER = rate(this) / (8 x "
+       "fabric_switch_interface_speed_bytes_per_second).",
+       {}},
+      {"fabric_switch_interface_fec_codewords_total", C, "codewords",
+       "FEC codewords the switch port received, by how many symbol errors each held (label "
+       "symbol_errors, 0-16; 16 counts 16 or more, uncorrectable): SONiC "
+       "SAI_PORT_STAT_IF_IN_FEC_CODEWORD_ERRORS_S0..S16. Mass moving toward 15 is a link "
+       "running out of FEC margin.",
+       {}},
+      {"fabric_switch_interface_pre_fec_bit_error_ratio", G, "",
+       "The switch port's pre-FEC bit error ratio as the switch computes it (OpenConfig "
+       "ethernet/state/pre-fec-ber/instant); RS(544,514) corrects up to about 2.4e-4.",
        {}},
       {"fabric_switch_queue_transmit_packets_total", C, "packets",
        "Packets sent from one egress queue (OpenConfig qos output queue transmit-pkts, SONiC "
@@ -672,6 +780,37 @@ std::span<const SelfMetricSpec> AgentSelfMetrics() {
        "switch they belong to is unknown, so they are not reported)."},
       {"railwatch_ib_scan_switch_ports", kGauge,
        "InfiniBand switch ports whose counters the last scan had."},
+      // The host agent's optics collector (docs/LINK_HEALTH.md).
+      {"railwatch_optics_module_reads_total", kCounter,
+       "Module EEPROM reads the optics collector decoded (one per module per "
+       "--optics_interval)."},
+      {"railwatch_optics_read_errors_total", kCounter,
+       "Failed optics reads by what: module (the EEPROM could not be read or decoded; logged "
+       "with the netdev and why), fec (the FEC statistics, or lines of --optics_dir's fec "
+       "files); the other netdevs go on."},
+      {"railwatch_optics_modules_absent", kGauge,
+       "Netdevs without a module (or whose driver has no module EEPROM access: veth, virtio) "
+       "at the last read: not an error."},
+      // The host agent's kernel messages (--kmsg; docs/LINK_HEALTH.md, "Kernel messages").
+      {"railwatch_kmsg_records_total", kCounter,
+       "Records read from /dev/kmsg (or the --kmsg file), skipped ones included."},
+      {"railwatch_kmsg_events_total", kCounter,
+       "kernel.* events made of them, by kind (label kind)."},
+      {"railwatch_kmsg_lost_records_total", kCounter,
+       "Records overwritten in the kernel's ring buffer before the agent read them (EPIPE, a "
+       "gap in sequence numbers, also while the agent was down): lost."},
+      {"railwatch_kmsg_skipped_records_total", kCounter,
+       "Records read but not parsed, by reason: lookback (older than --kmsg_lookback at a first "
+       "start), user (written to /dev/kmsg by a process, not the kernel), already_read (before "
+       "where the last run stopped)."},
+      {"railwatch_kmsg_parse_problems_total", kCounter,
+       "Records that are not /dev/kmsg records, and NIC or PCIe messages that did not parse "
+       "(each logged with its sequence number; the rest go on)."},
+      {"railwatch_kmsg_limited_cycles_total", kCounter,
+       "Cycles cut short by --kmsg_max_records or --kmsg_max_events (label limit): the rest "
+       "was read the next cycle."},
+      {"railwatch_kmsg_read_errors_total", kCounter,
+       "Failed opens and reads of /dev/kmsg or the --kmsg file."},
       // The host agent's log tailer and parsers (docs/LOG_TAILING.md).
       {"railwatch_nccl_ras_queries_total", kCounter,
        "STATUS queries of an NCCL RAS endpoint (label endpoint) by result: ok, refused, failed "
@@ -736,12 +875,15 @@ std::span<const SelfMetricSpec> AgentSelfMetrics() {
 
 ExposedSeries ExposedAs(std::string_view name) {
   // The microsecond counters of NCCL's Inspector; the PFC pause durations keep their name (the
-  // dashboards and users' queries know it).
-  static constexpr std::pair<std::string_view, std::string_view> kInSeconds[] = {
-      {"fabric_nccl_collective_microseconds_total", "fabric_nccl_collective_seconds_total"},
+  // dashboards and users' queries know it). The optics' laser bias in amperes (modules, ethtool
+  // and the switches all say mA; `promtool check metrics` wants the base unit).
+  static constexpr ExposedSeries kInBaseUnit[][2] = {
+      {{"fabric_nccl_collective_microseconds_total"},
+       {"fabric_nccl_collective_seconds_total", 1e-6}},
+      {{"fabric_optics_tx_bias_milliamperes"}, {"fabric_optics_tx_bias_amperes", 1e-3}},
   };
-  for (const auto& [from, to] : kInSeconds) {
-    if (name == from) return {to, 1e-6};
+  for (const auto& [from, to] : kInBaseUnit) {
+    if (name == from.name) return to;
   }
   return {name, 1};
 }

@@ -99,10 +99,12 @@ struct SelfMetricSpec {
 };
 std::span<const SelfMetricSpec> AgentSelfMetrics();
 
-// How railwatchd's /metrics exposes a series: as itself, or, for a counter of microseconds
-// (agents send integer counters), in the base unit Prometheus wants: <stem>_seconds_total with
-// its value / 1e6 (fabric_nccl_collective_microseconds_total -> fabric_nccl_collective_seconds_total).
-// Playbooks read the series by its own name; dashboards query the exposed one.
+// How railwatchd's /metrics exposes a series: as itself, or, for a series in a unit that is not
+// the base unit Prometheus wants, in that unit: a counter of microseconds (agents send integer
+// counters) as <stem>_seconds_total with its value / 1e6
+// (fabric_nccl_collective_microseconds_total -> fabric_nccl_collective_seconds_total), the
+// optics' bias in milliamperes as fabric_optics_tx_bias_amperes / 1e3. Playbooks read the series
+// by its own name; dashboards query the exposed one.
 struct ExposedSeries {
   std::string_view name;
   double scale = 1;

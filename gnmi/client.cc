@@ -77,18 +77,23 @@ std::vector<::gnmi::SubscribeRequest> MakeSubscribeRequests(
     const GnmiProfile& profile, const GnmiTargetConfig& target,
     ::gnmi::SubscriptionList::Mode mode, std::vector<bool>* optional) {
   std::vector<::gnmi::SubscribeRequest> requests;
-  std::vector<bool> alone;  // per request: one optional subscription
+  std::vector<bool> alone;  // per request: optional (one subscription, or one group's)
+  std::vector<std::string> groups;  // per request: the optional group ("" when none)
   for (const GnmiSubscriptionSpec& spec : profile.subscriptions()) {
-    // Optional subscriptions go alone; the others share their gNMI target's stream.
+    // An optional subscription goes alone, or with the others of its group; the rest share
+    // their gNMI target's stream.
     auto it = requests.end();
-    for (size_t i = 0; i < requests.size() && !spec.optional; ++i) {
-      if (!alone[i] && requests[i].subscribe().prefix().target() == spec.path.target()) {
+    const bool shares = !spec.optional || !spec.optional_group.empty();
+    for (size_t i = 0; i < requests.size() && shares; ++i) {
+      if (alone[i] == spec.optional && groups[i] == spec.optional_group &&
+          requests[i].subscribe().prefix().target() == spec.path.target()) {
         it = requests.begin() + static_cast<std::ptrdiff_t>(i);
         break;
       }
     }
     if (it == requests.end()) {
       alone.push_back(spec.optional);
+      groups.push_back(spec.optional_group);
       ::gnmi::SubscriptionList& list = *requests.emplace_back().mutable_subscribe();
       list.set_mode(mode);
       list.set_encoding(profile.encoding());

@@ -59,8 +59,9 @@ void AddGnmiCredentials(const GnmiTargetConfig& target, grpc::ClientContext& ctx
 // The SubscribeRequests for a profile's subscriptions, one per gNMI `target` they name, with
 // that target in the prefix: gNMI reads the target from the prefix only, so SONiC's
 // COUNTERS_DB counters and its OC-YANG oper-status need a stream each. SAMPLE intervals of 0
-// take the target's sample_interval. An optional subscription gets a request of its own;
-// `optional`, when given, says which requests are those.
+// take the target's sample_interval. An optional subscription gets a request of its own, or
+// shares one with the other optional subscriptions of its group (`optional: optics`) and gNMI
+// target; `optional`, when given, says which requests are those.
 std::vector<::gnmi::SubscribeRequest> MakeSubscribeRequests(
     const GnmiProfile& profile, const GnmiTargetConfig& target,
     ::gnmi::SubscriptionList::Mode mode, std::vector<bool>* optional = nullptr);

@@ -23,7 +23,7 @@ const std::vector<std::string_view> kGnmiListKeyNames = {
     "ip",          "address",         "prefix",       "neighbor-address",
     "peer-address", "afi-safi-name",  "vlan-id",      "sequence-id",  "queue",
     "priority",    "instance",        "mac-address",  "port-id",      "chassis-id",
-    "type",        "subinterface"};
+    "type",        "subinterface",    "severity",     "lane-number"};
 
 namespace {
 

@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace railwatch {
@@ -37,7 +38,7 @@ class Parser {
     const size_t start = pos_;
     std::string literal;
     auto flush = [&] {
-      if (!literal.empty()) t.pieces.push_back(Piece{false, false, std::move(literal)});
+      if (!literal.empty()) t.pieces.push_back(Piece{false, false, std::move(literal), 0});
       literal.clear();
     };
     while (!AtEnd() && !failed()) {
@@ -75,6 +76,7 @@ class Parser {
         Advance();
       }
       bool numeric = false;
+      int64_t offset = 0;
       if (!AtEnd() && Peek() == ':') {
         Advance();
         std::string type;
@@ -87,6 +89,20 @@ class Parser {
           break;
         }
         numeric = true;
+        if (!AtEnd() && (Peek() == '+' || Peek() == '-')) {
+          const bool minus = Peek() == '-';
+          Advance();
+          std::string digits;
+          while (!AtEnd() && absl::ascii_isdigit(Peek()) && digits.size() < 10) {
+            digits.push_back(Peek());
+            Advance();
+          }
+          if (digits.empty() || !absl::SimpleAtoi(digits, &offset)) {
+            Fail(open, "\":num\" takes an offset of digits: {lane:num+1}");
+            break;
+          }
+          if (minus) offset = -offset;
+        }
       }
       if (AtEnd() || Peek() != '}') {
         Fail(open, "'{' not closed by '}' after a label name");
@@ -105,7 +121,7 @@ class Parser {
         Fail(open, absl::StrCat("label \"", name, "\" is captured twice"));
         break;
       }
-      t.pieces.push_back(Piece{true, numeric, std::move(name)});
+      t.pieces.push_back(Piece{true, numeric, std::move(name), offset});
     }
     flush();
     if (failed()) return t;
@@ -253,7 +269,15 @@ bool GnmiPathPattern::MatchText(const std::vector<Piece>& pieces, size_t piece, 
       break;
     }
     const size_t mark = labels.size();
-    if (p.text != "_") labels.push_back({p.text, std::string(s.substr(0, len))});
+    if (p.text != "_") {
+      std::string value(s.substr(0, len));
+      if (p.offset != 0) {
+        int64_t n = 0;
+        if (!absl::SimpleAtoi(value, &n)) break;  // more digits than a number holds
+        value = absl::StrCat(n + p.offset);
+      }
+      labels.push_back({p.text, std::move(value)});
+    }
     if (MatchText(pieces, piece + 1, s.substr(len), labels)) return true;
     labels.resize(mark);
   }
@@ -279,7 +303,14 @@ bool GnmiPathPattern::MatchElem(const Elem& p, const GnmiPathElem& e, Labels& la
         if (name == k.name) value = &v;
       }
     }
-    if (value == nullptr || !MatchTextAll(k.value, *value, labels)) {
+    if (value == nullptr) {
+      labels.resize(mark);
+      return false;
+    }
+    if (MatchTextAll(k.value, *value, labels)) continue;
+    // An identityref key as JSON_IETF writes it: "openconfig-alarm-types:CRITICAL".
+    const std::string_view bare = StripGnmiModulePrefix(*value);
+    if (bare.size() == value->size() || !MatchTextAll(k.value, bare, labels)) {
       labels.resize(mark);
       return false;
     }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,16 +23,21 @@ namespace railwatch {
 //                                              whatever it is called
 //   text     = "*"                       any value (key values only)
 //            | { literal | capture }
-//   capture  = "{" label [ ":num" ] "}"   one or more characters (":num": ASCII digits only);
+//   capture  = "{" label [ ":num" [ ("+"|"-") digits ] ] "}"
+//                                         one or more characters (":num": ASCII digits only);
 //                                         becomes the label `label`; "{_}" is matched and
-//                                         dropped
+//                                         dropped. ":num+1" adds 1 to the number captured
+//                                         (OpenConfig numbers a transceiver's channels from 0,
+//                                         railwatch's lanes count from 1)
 //
 // `\` escapes the next character inside a key value (`\]`, `\\`) and anywhere before `{`.
 // A `*` inside longer text is a literal ("Ethernet*" is SONiC's wildcard, sent back as is).
 // Captures try the shortest text first, so "{interface}:{queue:num}" splits "Ethernet68:3"
 // at the first colon that leaves digits behind, and rejects "Ethernet68:0:periodic".
 // An element matches only when it has exactly the keys the pattern names: a key the pattern
-// does not name would fold distinct leaves into one series.
+// does not name would fold distinct leaves into one series. A key value the pattern does not
+// match whole is tried again without a YANG module prefix: an identityref key
+// ("openconfig-alarm-types:CRITICAL") matches the literal "CRITICAL".
 class GnmiPathPattern {
  public:
   struct Error {
@@ -62,6 +68,7 @@ class GnmiPathPattern {
     bool capture = false;
     bool numeric = false;  // {x:num}
     std::string text;      // the literal, or the capture's label
+    int64_t offset = 0;    // {x:num+1}: added to the number captured
   };
   struct Text {
     bool any = false;  // "*"

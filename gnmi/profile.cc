@@ -13,8 +13,29 @@
 namespace railwatch {
 namespace fs = std::filesystem;
 
+std::string GnmiValueRule::Text(const GnmiScalar& value) const {
+  std::string text;
+  if (const std::string* s = std::get_if<std::string>(&value)) {
+    text = *s;
+  } else if (std::optional<double> d = GnmiScalarAsDouble(value)) {
+    text = absl::StrCat(*d);
+  }
+  if (texts.empty()) return text;
+  auto it = texts.find(text);
+  const std::string_view bare = StripGnmiModulePrefix(text);
+  if (it == texts.end()) it = texts.find(std::string(bare));
+  if (it != texts.end()) return it->second;
+  return std::string(bare);
+}
+
+bool GnmiValueRule::IsAbsent(const GnmiScalar& value) const {
+  if (absent.empty()) return false;
+  const std::string* s = std::get_if<std::string>(&value);
+  return s != nullptr && std::find(absent.begin(), absent.end(), *s) != absent.end();
+}
+
 std::optional<double> GnmiValueRule::Evaluate(const GnmiScalar& value) const {
-  if (!value_label.empty()) {
+  if (!value_label.empty() || !join_label.empty()) {
     const auto* s = std::get_if<std::string>(&value);
     if (s == nullptr || s->empty()) return std::nullopt;
     return 1.0;
@@ -70,10 +91,13 @@ const std::vector<std::string>& GnmiProfile::warnings() const { return impl_->wa
 std::vector<const MetricSpec*> GnmiProfile::series() const {
   std::vector<const MetricSpec*> out;
   for (const GnmiProfileMapping& m : impl_->mappings) {
+    if (m.metric == nullptr) continue;  // a join
     if (std::find(out.begin(), out.end(), m.metric) == out.end()) out.push_back(m.metric);
   }
   return out;
 }
+
+const std::vector<std::string>& GnmiProfile::join_labels() const { return impl_->join_labels; }
 
 bool GnmiProfile::Map(const GnmiLeaf& leaf, GnmiMappedSeries& out) const {
   for (const GnmiProfileMapping& m : impl_->mappings) {

@@ -29,6 +29,10 @@ struct GnmiSubscriptionSpec {
   // UNIMPLEMENTED: gNMI refuses a whole Subscribe for one unknown path) still streams the
   // rest; the refusal is counted, not an outage, and asked again minutes later.
   bool optional = false;
+  // `optional: <group>`: the optional subscriptions of one group (and gNMI target) share one
+  // stream, refused or served as a whole (the transceiver paths of a switch that does not
+  // serve openconfig-platform-transceiver). Empty with `optional`: a stream of its own.
+  std::string optional_group;
 };
 
 // How one leaf becomes a canonical point.
@@ -46,6 +50,22 @@ struct GnmiValueRule {
   // merges the attributes of one (series, captured labels) into one series, redefined when
   // an attribute changes. See docs/GNMI.md, "Attribute leaves".
   std::string value_label;
+  // Attribute leaves only: texts the leaf may carry and the label value each becomes
+  // ("QSFP56_DD": "QSFP-DD"); `values:` in the profile. An identityref's module prefix is
+  // ignored when looking up, and dropped from a text not listed.
+  absl::flat_hash_map<std::string, std::string> texts;
+  // Texts that mean "no reading" (SONiC's "N/A" for a lane the module lacks): no point and
+  // no error; a value the series had is forgotten, as for a delete.
+  std::vector<std::string> absent;
+  // Non-empty: a join leaf, not a series. Its text is a value of this label (a transceiver
+  // component's name), and the labels the mapping captures (interface) replace that label
+  // on every series that captured it. See docs/GNMI.md, "Joins".
+  std::string join_label;
+
+  // The label value an attribute leaf carries (`texts` applied).
+  std::string Text(const GnmiScalar& value) const;
+  // True when the value is one of `absent`.
+  bool IsAbsent(const GnmiScalar& value) const;
 
   // The number a leaf's value stands for: `values` first for strings, then numbers and
   // numeric strings ("527") times `scale`. For an attribute leaf, 1 when it carries a
@@ -80,11 +100,14 @@ class GnmiProfile {
   const std::vector<std::string>& warnings() const;
   // Every canonical series the profile's mappings name, in the order first named.
   std::vector<const MetricSpec*> series() const;
+  // The labels join mappings resolve (`join: component`), sorted, without duplicates.
+  const std::vector<std::string>& join_labels() const;
 
   // Maps a leaf by its path (origin and value are not looked at); false when no mapping in
   // the profile matches it (the leaf is ignored and counted by the caller). First matching
   // mapping wins; the mappings of an included profile come after the profile's own.
-  // `out.rule` points into this profile and lives as long as it.
+  // `out.rule` points into this profile and lives as long as it. A join mapping's leaf maps
+  // with `out.metric` null and `out.rule->join_label` set.
   bool Map(const GnmiLeaf& leaf, GnmiMappedSeries& out) const;
 
   GnmiProfile(GnmiProfile&&) noexcept;

@@ -132,7 +132,22 @@ class ProfileLoader {
       item.Duration("sample_interval", spec.sample_interval, /*positive=*/false);
       item.Duration("heartbeat_interval", spec.heartbeat_interval, /*positive=*/false);
       item.Bool("suppress_redundant", spec.suppress_redundant);
-      item.Bool("optional", spec.optional);
+      std::string optional;
+      if (item.String("optional", optional)) {
+        if (optional == "true" || optional == "yes" || optional == "on") {
+          spec.optional = true;
+        } else if (optional == "false" || optional == "no" || optional == "off") {
+          spec.optional = false;
+        } else if (IsProfileName(optional)) {
+          spec.optional = true;
+          spec.optional_group = optional;
+        } else {
+          problems_.Error(item.Get("optional"), "bad-value",
+                          absl::StrCat("optional `", optional,
+                                       "` is not true, false or a group name (lower-case "
+                                       "letters, digits and '-')"));
+        }
+      }
       item.Finish(YamlMap::Unknown::kWarning);
       out.subscriptions.push_back(std::move(spec));
     }
@@ -159,6 +174,13 @@ class ProfileLoader {
     GnmiProfileMapping m;
     std::optional<GnmiPathPattern> pattern = GetPattern(item);
     std::string series;
+    if (item.String("join", m.rule.join_label)) {
+      LoadJoin(item, pattern, m);
+      item.Finish(YamlMap::Unknown::kWarning);
+      if (problems_.error_count() != errors_before || !pattern.has_value()) return std::nullopt;
+      m.pattern = std::move(*pattern);
+      return m;
+    }
     if (item.RequiredString("series", series)) {
       m.metric = FindMetric(series);
       if (m.metric == nullptr) {
@@ -191,13 +213,21 @@ class ProfileLoader {
         m.fixed_labels.push_back({name, value});
       }
     }
+    const bool attribute = item.Get("value_label").IsDefined();
     if (const YAML::Node values = item.Get("values"); values.IsDefined()) {
-      YamlMap map(values, "`values`", problems_, "of text to number");
+      YamlMap map(values, "`values`", problems_,
+                  attribute ? "of text to label value" : "of text to number");
       for (const auto& kv : map.ok() ? values : YAML::Node()) {
+        if (attribute) {
+          std::string text;
+          if (map.String(kv.first.Scalar(), text)) m.rule.texts[kv.first.Scalar()] = text;
+          continue;
+        }
         double v = 0;
         if (map.Double(kv.first.Scalar(), v)) m.rule.values[kv.first.Scalar()] = v;
       }
     }
+    item.StringList("absent", m.rule.absent, /*one_is_a_list=*/true);
     if (item.Double("scale", m.rule.scale) && !(m.rule.scale > 0)) {
       problems_.Error(item.Get("scale"), "bad-value", "`scale` must be above 0");
     }
@@ -213,9 +243,8 @@ class ProfileLoader {
                         absl::StrCat("`value_label` makes an info series (value 1): `",
                                      AsAbsl(m.metric->name), "` is a counter"));
       }
-      if (item.Get("values").IsDefined() || item.Get("scale").IsDefined()) {
-        problems_.Error(n, "bad-value-label",
-                        "`value_label` takes the value as text: no values/scale");
+      if (item.Get("scale").IsDefined()) {
+        problems_.Error(n, "bad-value-label", "`value_label` takes the value as text: no scale");
       }
     }
     item.Finish(YamlMap::Unknown::kWarning);
@@ -225,6 +254,34 @@ class ProfileLoader {
     m.pattern = std::move(*pattern);
     NormalizeLabels(m.fixed_labels);
     return m;
+  }
+
+  // `join: component`: the leaf's text names a value of label `component`; the labels the
+  // path captures replace it wherever a series captured it. Nothing else may be set.
+  void LoadJoin(YamlMap& item, const std::optional<GnmiPathPattern>& pattern,
+                GnmiProfileMapping& m) {
+    const YAML::Node at = item.Get("join");
+    CheckLabelName(at, m.rule.join_label);
+    for (std::string_view key : {"series", "labels", "values", "scale", "event", "value_label",
+                                 "absent"}) {
+      if (item.Get(key).IsDefined()) {
+        problems_.Error(item.Get(key), "bad-join",
+                        absl::StrCat("a `join` mapping makes no series: no `", AsAbsl(key), "`"));
+      }
+    }
+    if (!pattern.has_value()) return;
+    if (pattern->capture_names().empty()) {
+      problems_.Error(item.Get("path"), "bad-join",
+                      "a `join` path captures the labels that replace the joined one "
+                      "({interface})");
+    }
+    for (const std::string& name : pattern->capture_names()) {
+      CheckLabelName(item.Get("path"), name);
+      if (name == m.rule.join_label) {
+        problems_.Error(at, "bad-join",
+                        absl::StrCat("label `", name, "` is both joined and captured"));
+      }
+    }
   }
 
   bool CheckLabelName(const YAML::Node& at, const std::string& name) {
@@ -287,6 +344,12 @@ class ProfileLoader {
 
 void LoadProfileData(std::string_view text, YamlProblems& problems, ProfileData& out) {
   ProfileLoader(problems, 0).Load(text, out);
+  for (const GnmiProfileMapping& m : out.mappings) {
+    if (!m.rule.join_label.empty()) out.join_labels.push_back(m.rule.join_label);
+  }
+  std::sort(out.join_labels.begin(), out.join_labels.end());
+  out.join_labels.erase(std::unique(out.join_labels.begin(), out.join_labels.end()),
+                        out.join_labels.end());
 }
 
 }  // namespace railwatch

@@ -14,7 +14,7 @@
 
 namespace railwatch {
 
-// One mapping of the profile, after validation.
+// One mapping of the profile, after validation. A join mapping (`join:`) has no metric.
 struct GnmiProfileMapping {
   GnmiPathPattern pattern;
   const MetricSpec* metric = nullptr;
@@ -29,6 +29,7 @@ struct ProfileData {
   ::gnmi::Encoding encoding = ::gnmi::JSON_IETF;
   std::vector<GnmiSubscriptionSpec> subscriptions;
   std::vector<GnmiProfileMapping> mappings;
+  std::vector<std::string> join_labels;  // sorted, unique; filled once the includes merged
   std::vector<std::string> warnings;  // file:line:column: warning[code]: message
 };
 

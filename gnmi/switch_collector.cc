@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 
 #include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -35,6 +36,15 @@ struct InfoSeries {
   double mismatch = -1;  // -1: not checked yet
 };
 
+// What a join leaf says (`join: component`): the series that captured label `component` with
+// this value take these labels instead (interface=Ethernet1). Several interfaces may name one
+// transceiver (a breakout): the first by label order wins.
+struct JoinTarget {
+  std::map<std::string, Labels> claims;  // by the claimant's formatted labels
+  const Labels* effective = nullptr;     // claims.begin()'s, or null when none
+  uint64_t generation = 0;               // bumped when `effective` changes
+};
+
 // One distinct leaf path of one target, and what it maps to.
 struct PathEntry {
   std::string origin;
@@ -49,6 +59,23 @@ struct PathEntry {
   double last = 0;
   uint64_t last_cycle = 0;  // the Drain cycle that last emitted it (gauges)
   InfoSeries* info = nullptr;  // attribute leaves only
+  bool in_gauges = false;      // listed in Target::gauges_
+  // Series that captured a joined label (component): set on the gRPC thread by Lookup.
+  std::string join_key;  // "<label>\0<value>"; empty when none
+  Labels unjoined;       // the labels as captured, the joined one included
+  // Poll thread only: what the labels were last resolved against.
+  const JoinTarget* joined_to = nullptr;
+  uint64_t joined_generation = 0;
+  // The latest point that came before its join was known, sent once it is.
+  bool holding = false;
+  bool listed_unresolved = false;
+  int64_t held_time = 0;
+  uint64_t held_counter = 0;
+  double held_gauge = 0;
+  std::string held_text;
+  // Join leaves: the join key this leaf claims now, and the labels it claims it with.
+  std::string claimed_key;
+  std::string claim_name;
 };
 
 struct PendingPoint {
@@ -173,11 +200,16 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
       ++deletes_;
       return;
     }
+    const GnmiValueRule* rule = entry->series.rule;
+    if (rule != nullptr && rule->IsAbsent(leaf.value)) {
+      // "N/A": no reading now; the series keeps no value (as for a delete), and it is no error.
+      if (buf.points.size() < max_pending_) buf.points.push_back({entry, t, 0, 0, true, -1});
+      return;
+    }
     if (buf.points.size() >= max_pending_) {
       ++dropped_;
       return;
     }
-    const GnmiValueRule* rule = entry->series.rule;
     // The rule knows the profile's enum strings ("UP": 1) and scale.
     std::optional<double> number =
         rule != nullptr ? rule->Evaluate(leaf.value) : GnmiScalarAsDouble(leaf.value);
@@ -186,7 +218,7 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
       return;
     }
     PendingPoint p{entry, t, 0, *number, false, -1};
-    if (entry->series.metric->kind == MetricKind::kCounter) {
+    if (entry->series.metric != nullptr && entry->series.metric->kind == MetricKind::kCounter) {
       // Exact for counters past 2^53 when nothing scales them.
       std::optional<uint64_t> u;
       if (rule == nullptr || rule->scale == 1) u = GnmiScalarAsUint(leaf.value);
@@ -197,9 +229,11 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
       }
       p.counter = *u;
     }
-    if (rule != nullptr && (!rule->event_kind.empty() || !rule->value_label.empty())) {
+    if (rule != nullptr &&
+        (!rule->event_kind.empty() || !rule->value_label.empty() || !rule->join_label.empty())) {
       if (buf.texts_used == buf.texts.size()) buf.texts.emplace_back();
-      buf.texts[buf.texts_used] = ScalarText(leaf.value);
+      buf.texts[buf.texts_used] =
+          rule->value_label.empty() ? ScalarText(leaf.value) : rule->Text(leaf.value);
       p.text = static_cast<int32_t>(buf.texts_used++);
     }
     buf.points.push_back(p);
@@ -213,44 +247,156 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
       std::swap(pending_, draining_);
     }
     ++cycle_;
+    joins_changed_ = false;
+    static const std::string kNoText;
     for (const PendingPoint& p : draining_.points) {
       PathEntry& e = *p.entry;
-      if (e.series.rule != nullptr && !e.series.rule->value_label.empty()) {
-        EmitAttribute(emitter, e, p);
+      const std::string& text = p.text >= 0 ? draining_.texts[p.text] : kNoText;
+      if (!e.series.rule->join_label.empty()) {
+        ApplyJoin(e, p.deleted ? kNoText : text);
         continue;
       }
-      if (p.deleted) {
-        e.has_last = false;
+      if (!e.join_key.empty() && !Resolve(e)) {
+        Hold(e, p, text);
         continue;
       }
-      if (!e.defined) {
-        e.series_id = emitter.DefineSeries(e.series.metric->name, e.series.metric->kind,
-                                           e.series.labels);
-        e.defined = true;
-        if (e.series.metric->kind == MetricKind::kGauge) gauges_.push_back(&e);
-      }
-      e.last_cycle = cycle_;
-      if (e.series.metric->kind == MetricKind::kCounter) {
-        emitter.Counter(e.series_id, p.counter, p.time_unix_nano);
-      } else {
-        emitter.Gauge(e.series_id, p.gauge, p.time_unix_nano);
-      }
-      if (p.text >= 0 && e.has_last && e.last != p.gauge) {
-        EventRecord event;
-        event.kind = e.series.rule->event_kind;
-        event.time_unix_nano = p.time_unix_nano;
-        event.labels = e.series.labels;
-        event.attributes = {{"metric", std::string(e.series.metric->name)},
-                            {"value", draining_.texts[p.text]},
-                            {"previous_value", absl::StrCat(e.last)},
-                            {"value_number", absl::StrCat(p.gauge)}};
-        emitter.Event(std::move(event));
-      }
-      e.has_last = true;
-      e.last = p.gauge;
+      EmitPoint(emitter, e, p, text);
     }
     draining_.Clear();
+    if (joins_changed_) ReleaseHeld(emitter);
     Restate(emitter);
+  }
+
+  void EmitPoint(Emitter& emitter, PathEntry& e, const PendingPoint& p, const std::string& text) {
+    if (!e.series.rule->value_label.empty()) {
+      EmitAttribute(emitter, e, p, text);
+      return;
+    }
+    if (p.deleted) {
+      e.has_last = false;
+      return;
+    }
+    if (!e.defined) {
+      e.series_id = emitter.DefineSeries(e.series.metric->name, e.series.metric->kind,
+                                         e.series.labels);
+      e.defined = true;
+      if (e.series.metric->kind == MetricKind::kGauge && !e.in_gauges) {
+        gauges_.push_back(&e);
+        e.in_gauges = true;
+      }
+    }
+    e.last_cycle = cycle_;
+    if (e.series.metric->kind == MetricKind::kCounter) {
+      emitter.Counter(e.series_id, p.counter, p.time_unix_nano);
+    } else {
+      emitter.Gauge(e.series_id, p.gauge, p.time_unix_nano);
+    }
+    if (p.text >= 0 && !e.series.rule->event_kind.empty() && e.has_last && e.last != p.gauge) {
+      EventRecord event;
+      event.kind = e.series.rule->event_kind;
+      event.time_unix_nano = p.time_unix_nano;
+      event.labels = e.series.labels;
+      event.attributes = {{"metric", std::string(e.series.metric->name)},
+                          {"value", text},
+                          {"previous_value", absl::StrCat(e.last)},
+                          {"value_number", absl::StrCat(p.gauge)}};
+      emitter.Event(std::move(event));
+    }
+    e.has_last = true;
+    e.last = p.gauge;
+  }
+
+  // A join leaf (an interface's transceiver): claims its value for the labels it captured,
+  // and gives up what it claimed before; a delete or an empty text claims nothing.
+  void ApplyJoin(PathEntry& e, const std::string& text) {
+    const std::string key =
+        text.empty() ? std::string()
+                     : absl::StrCat(e.series.rule->join_label, std::string(1, '\0'), text);
+    if (key == e.claimed_key) return;
+    if (!e.claimed_key.empty()) {
+      auto it = joins_.find(e.claimed_key);
+      if (it != joins_.end()) {
+        it->second.claims.erase(e.claim_name);
+        UpdateEffective(it->second);
+      }
+    }
+    e.claimed_key = key;
+    if (key.empty()) return;
+    Labels labels;
+    for (const Label& l : e.series.labels) {
+      if (l.name != "switch") labels.push_back(l);
+    }
+    e.claim_name = FormatSeries("", labels);
+    JoinTarget& target = joins_[key];
+    target.claims[e.claim_name] = std::move(labels);
+    UpdateEffective(target);
+  }
+
+  void UpdateEffective(JoinTarget& t) {
+    const Labels* now = t.claims.empty() ? nullptr : &t.claims.begin()->second;
+    if (now == t.effective) return;
+    t.effective = now;
+    ++t.generation;
+    joins_changed_ = true;
+  }
+
+  // Puts the joined labels in place of the joined one (component=X -> interface=Ethernet1);
+  // false while no join names the value. A series whose join changed is a new series.
+  bool Resolve(PathEntry& e) {
+    auto it = joins_.find(e.join_key);
+    const JoinTarget* t = it == joins_.end() ? nullptr : &it->second;
+    if (t == nullptr || t->effective == nullptr) return false;
+    if (t == e.joined_to && t->generation == e.joined_generation) return true;
+    e.joined_to = t;
+    e.joined_generation = t->generation;
+    const std::string_view joined(e.join_key.data(), e.join_key.find('\0'));
+    Labels labels;
+    for (const Label& l : e.unjoined) {
+      if (l.name != joined) labels.push_back(l);
+    }
+    for (const Label& l : *t->effective) {
+      if (FindLabel(labels, l.name) == nullptr) labels.push_back(l);
+    }
+    NormalizeLabels(labels);
+    if (e.info != nullptr) {
+      // An attribute leaf leaves the info series of its old labels.
+      const std::string& name = e.series.rule->value_label;
+      std::erase_if(e.info->attributes, [&](const Label& l) { return l.name == name; });
+      e.info->defined = false;
+      e.info = nullptr;
+    }
+    e.series.labels = std::move(labels);
+    e.defined = false;
+    e.has_last = false;  // the old series is not restated: it goes stale
+    return true;
+  }
+
+  // The latest point of a series whose join is not known yet (an optics leaf that came
+  // before its interface's transceiver leaf), kept until it is.
+  void Hold(PathEntry& e, const PendingPoint& p, const std::string& text) {
+    e.holding = !p.deleted;
+    e.held_time = p.time_unix_nano;
+    e.held_counter = p.counter;
+    e.held_gauge = p.gauge;
+    e.held_text = text;
+    if (!e.listed_unresolved) {
+      unresolved_.push_back(&e);
+      e.listed_unresolved = true;
+    }
+  }
+
+  void ReleaseHeld(Emitter& emitter) {
+    std::erase_if(unresolved_, [&](PathEntry* e) {
+      if (!Resolve(*e)) return false;
+      e->listed_unresolved = false;
+      if (e->holding) {
+        e->holding = false;
+        const PendingPoint p{e, e->held_time, e->held_counter, e->held_gauge, false,
+                             e->held_text.empty() ? -1 : 0};
+        EmitPoint(emitter, *e, p, e->held_text);
+      }
+      return true;
+    });
   }
 
   // ON_CHANGE leaves (oper-status, LLDP neighbours) arrive once and then only when they
@@ -314,7 +460,8 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
 
   // An attribute leaf sets (or, deleted, removes) one label of its info series, whose value
   // is 1; a changed label set is a new series, and the old one goes stale.
-  void EmitAttribute(Emitter& emitter, PathEntry& e, const PendingPoint& p) {
+  void EmitAttribute(Emitter& emitter, PathEntry& e, const PendingPoint& p,
+                     const std::string& text) {
     if (e.info == nullptr) {
       InfoSeries& info = infos_[FormatSeries(e.series.metric->name, e.series.labels)];
       info.base = e.series.labels;
@@ -322,7 +469,7 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
     }
     InfoSeries& info = *e.info;
     const std::string& label = e.series.rule->value_label;
-    const std::string value = p.deleted || p.text < 0 ? "" : draining_.texts[p.text];
+    const std::string value = p.deleted ? "" : text;
     auto it = std::find_if(info.attributes.begin(), info.attributes.end(),
                            [&](const Label& l) { return l.name == label; });
     const std::string old = it == info.attributes.end() ? "" : it->value;
@@ -387,10 +534,20 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
     e->origin = leaf.origin;
     e->target = leaf.target;
     e->elems = leaf.elems;
-    e->mapped = profile_.Map(leaf, e->series) && e->series.metric != nullptr;
+    e->mapped = profile_.Map(leaf, e->series) &&
+                (e->series.metric != nullptr || !e->series.rule->join_label.empty());
     if (e->mapped) {
       e->series.labels.push_back({"switch", config_.name});
       NormalizeLabels(e->series.labels);
+      if (e->series.metric != nullptr) {
+        for (const std::string& name : profile_.join_labels()) {
+          if (const std::string* v = FindLabel(e->series.labels, name)) {
+            e->join_key = absl::StrCat(name, std::string(1, '\0'), *v);
+            e->unjoined = e->series.labels;
+            break;
+          }
+        }
+      }
     }
     ++path_count_;
     bucket.push_back(std::move(e));
@@ -422,6 +579,11 @@ class GnmiSwitchCollector::Target final : public GnmiStreamHandler, public GnmiL
   std::vector<PathEntry*> gauges_;  // poll thread only: defined gauge series
   // Poll thread only; node map: entries point into it.
   absl::node_hash_map<std::string, InfoSeries> infos_;
+  // Poll thread only: joins by "<label>\0<value>" (node map: entries point into it), the
+  // series waiting for theirs, and whether this cycle changed one.
+  absl::node_hash_map<std::string, JoinTarget> joins_;
+  std::vector<PathEntry*> unresolved_;
+  bool joins_changed_ = false;
   // Last: destroyed first, so that no callback reaches a half-destroyed target.
   std::vector<std::unique_ptr<GnmiClient>> clients_;
   std::vector<bool> optional_;  // per client: its one subscription is optional

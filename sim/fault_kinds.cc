@@ -32,6 +32,11 @@ const FaultKind& IbBadCableKind();
 const FaultKind& IbWidthDegradeKind();
 const FaultKind& IbLinkFlapKind();
 const FaultKind& IbXmitDiscardsKind();
+const FaultKind& BerRisingKind();
+const FaultKind& OpticsDriftKind();
+const FaultKind& OpticsHotKind();
+const FaultKind& NicHealthKind();
+const FaultKind& PcieAerKind();
 
 const std::vector<const FaultKind*>& FaultKinds() {
   static const std::vector<const FaultKind*> kinds = {
@@ -40,6 +45,7 @@ const std::vector<const FaultKind*>& FaultKinds() {
       &WrongPriorityKind(), &NicGoneKind(),     &PacketLossKind(), &NcclErrorKind(),
       &IbSlowReceiverKind(), &IbBadCableKind(), &IbWidthDegradeKind(), &IbLinkFlapKind(),
       &IbXmitDiscardsKind(), &SlowRankKind(), &RankHangKind(),
+      &BerRisingKind(), &OpticsDriftKind(), &OpticsHotKind(), &NicHealthKind(), &PcieAerKind(),
   };
   return kinds;
 }

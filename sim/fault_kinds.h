@@ -11,6 +11,7 @@
 // --scenario=FILE, not with one flag string per fault.
 
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,6 +50,11 @@ struct ScenarioFault {
   double per_second = 500;                            // packet_loss
   std::string error = "timeout";                      // nccl_error: timeout | ib_completion
   int width = 1;                                      // ib_width_degrade: lanes it trains at
+  // ber_rising, optics_drift, optics_hot (sim/faults/link_at_risk.cc): what the drift reaches
+  // (NaN: the kind's default), over `ramp`; the link fails `fails_after` its start (0: never).
+  double to = std::numeric_limits<double>::quiet_NaN();
+  absl::Duration ramp = absl::Minutes(3);
+  absl::Duration fails_after = absl::Minutes(4);
   int line = 0;  // in the scenario file, 1-based (0: from a flag)
 
   // When its last effect starts (the last flap of a repeated one).

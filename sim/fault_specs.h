@@ -43,6 +43,48 @@ struct BitErrors {
   FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
 };
 
+// A link at risk (issue 24): from `at`, one quantity of a NIC's link drifts over `ramp` from its
+// healthy value toward where the link fails, and at `at + fails_after` the link fails (goes
+// down and stays down: no light, or the module shuts itself down). What drifts:
+//   kBer          the PHY's pre-FEC bit error rate, log-linearly up to `to` (e.g. 1e-4); FEC
+//                 corrects more and more bits until it cannot;
+//   kRxPower      the fibre into the NIC's module loses `to` dB (a dirty or bent fibre, a
+//                 failing patch panel), so the module receives less light on every lane;
+//   kTemperature  the module heats up to `to` °C over its own high-temperature alarm.
+// `fails_after` 0: the link never fails (the drift holds to the end).
+struct LinkAtRisk {
+  enum class What { kBer, kRxPower, kTemperature };
+  What what = What::kBer;
+  std::string host, device;
+  absl::Duration at;
+  absl::Duration ramp = absl::Minutes(3);
+  absl::Duration fails_after = absl::Minutes(4);
+  double to = 1e-4;
+  FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
+};
+
+// A NIC whose firmware stops answering (issue 24): from `at`, mlx5_core's health poll misses
+// and it logs "device's health compromised" with the print_health_info block (a firmware
+// internal error, its syndrome), `count` times, `period` apart (the driver recovers the NIC
+// and it fails again). The link and the counters look fine: only the kernel says so.
+struct NicHealth {
+  std::string host, device;
+  absl::Duration at;
+  int count = 1;
+  absl::Duration period = absl::Seconds(20);
+  FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
+};
+
+// Corrected PCIe errors on a NIC's PCIe link (issue 24): from `at`, the AER driver reports
+// Receiver errors (RxErr, Physical Layer) on the NIC's function, PER_MINUTE a minute: a
+// marginal riser, slot or card.
+struct PcieAer {
+  std::string host, device;
+  absl::Duration at;
+  double per_minute = 30;
+  FaultTruth truth = {};  // its ground truth, from its kind (sim/fault_truth.h)
+};
+
 // A straggler: the NIC moves FACTOR (default 0.5) of what its rail
 // peers in the job move (a PCIe or NUMA problem), with its link rate unchanged.
 struct Straggler {

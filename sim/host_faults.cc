@@ -106,6 +106,23 @@ absl::Status SysfsFabric::Validate() const {
   for (const StormingNic& x : o.storms) s.Update(nic("pfc_storm", x.host, x.device));
   for (const PfcDeadlock& x : o.deadlocks) s.Update(nic("pfc_deadlock", x.host, x.device));
   for (const BitErrors& x : o.bit_errors) s.Update(nic("ber", x.host, x.device));
+  auto kernel = [&](absl::string_view what, const std::string& h, const std::string& d) {
+    s.Update(nic(what, h, d));
+    if (!o.kmsg) {
+      s.Update(absl::InvalidArgumentError(absl::StrCat(
+          what, " on ", h, "/", d, " shows in the kernel's messages: it needs --kmsg")));
+    }
+  };
+  for (const NicHealth& x : o.nic_health) kernel("nic_health", x.host, x.device);
+  for (const PcieAer& x : o.pcie_aer) kernel("pcie_aer", x.host, x.device);
+  for (const LinkAtRisk& x : o.links_at_risk) {
+    s.Update(nic("link at risk", x.host, x.device));
+    if (!o.optics) {
+      s.Update(absl::InvalidArgumentError(absl::StrCat(
+          "a link at risk on ", x.host, "/", x.device,
+          " shows in its module's readings and FEC counters: it needs --optics")));
+    }
+  }
   for (const Straggler& x : o.stragglers) s.Update(nic("straggler", x.host, x.device));
   // A rank's fault: a NIC whose host runs a job that writes NCCL logs and Inspector records.
   auto rank = [&](absl::string_view what, const std::string& host,
@@ -181,6 +198,7 @@ absl::Status SysfsFabric::ApplyFaults(absl::Time now) {
     p->speed_factor = d.factor;
     const double gbps = o.link_gbps * d.factor;
     s.Update(p->rate->Write(RateText(gbps)));
+    s.Update(p->WriteSpeed());
     record(d.truth);
     spdlog::info("injected link degradation: {}/{} renegotiated to {} Gb/s", d.host, d.device,
                  gbps);
@@ -247,7 +265,11 @@ absl::Status SysfsFabric::ApplyFaults(absl::Time now) {
   for (size_t i = 0; i < o.bit_errors.size(); ++i) {
     const BitErrors& b = o.bit_errors[i];
     if (!Due(done.ber[i], now, start_, b.at)) continue;
-    Find(b.host, b.device)->symbol_errors_per_s = b.per_minute / 60;
+    NicPort* p = Find(b.host, b.device);
+    p->symbol_errors_per_s = b.per_minute / 60;
+    // Errors past FEC mean a pre-FEC BER near what RS(544,514) can correct: 5e-5 at the
+    // default 120 symbol errors a minute, in proportion to the rate asked for.
+    p->optics.pre_fec_ber = std::max(p->optics.pre_fec_ber, 5e-5 * b.per_minute / 120);
     record(b.truth);
     spdlog::info("injected bit errors: {}/{} at {} symbol errors a minute", b.host, b.device,
                  b.per_minute);
@@ -348,6 +370,96 @@ absl::Status SysfsFabric::ApplyFaults(absl::Time now) {
         truth, absl::StrFormat("{\"noise\": \"driver_reload\", %s, \"at_unix_nano\": %d}",
                                Nic(r.host, r.device), at)));
     spdlog::info("driver reload (noise): {}/{} counters restart from 0", r.host, r.device);
+  }
+  return s;
+}
+
+absl::Status SysfsFabric::ApplyLinksAtRisk(absl::Time now) {
+  const Options& o = options_;
+  FaultProgress& done = *progress_;
+  absl::Status s;
+  for (size_t i = 0; i < o.links_at_risk.size(); ++i) {
+    const LinkAtRisk& x = o.links_at_risk[i];
+    if (now < start_ + x.at) continue;
+    NicPort* p = Find(x.host, x.device);
+    if (p->gone) continue;
+    NicOptics& m = p->optics;
+    if (!done.at_risk[i]) {
+      done.at_risk[i] = true;
+      s.Update(x.truth.Write(o.ground_truth_file, OnHost(now, o.link_gbps)));
+      spdlog::info("injected link at risk: {}/{} drifts over {}, fails after {}", x.host,
+                   x.device, absl::FormatDuration(x.ramp), absl::FormatDuration(x.fails_after));
+    }
+    // How far along the drift is: 0 at `at`, 1 at `at + ramp`.
+    const double f =
+        x.ramp > absl::ZeroDuration()
+            ? std::clamp(absl::FDivDuration(now - start_ - x.at, x.ramp), 0.0, 1.0)
+            : 1.0;
+    switch (x.what) {
+      case LinkAtRisk::What::kBer: {
+        const double from = m.healthy_pre_fec_ber;
+        m.pre_fec_ber = from * std::pow(x.to / from, f);
+        // Near what FEC can correct, some codewords are not: symbol errors past FEC.
+        p->symbol_errors_per_s = m.pre_fec_ber > 1e-4 ? (m.pre_fec_ber - 1e-4) * 2e5 : 0;
+        break;
+      }
+      case LinkAtRisk::What::kRxPower:
+        m.rx_loss_db = x.to * f;
+        break;
+      case LinkAtRisk::What::kTemperature: {
+        const double alarm = *m.module.threshold(optics::Quantity::kTemperature).alarm_high;
+        m.temperature_rise_c = std::max(0.0, alarm + x.to - m.temperature_c) * f;
+        break;
+      }
+    }
+    if (x.fails_after > absl::ZeroDuration() && !done.at_risk_failed[i] &&
+        now >= start_ + x.at + x.fails_after) {
+      done.at_risk_failed[i] = true;
+      m.no_light = true;
+      p->symbol_errors_per_s = 0;
+      s.Update(p->SetUp(false));
+      spdlog::info("link {}/{} failed: down for good", x.host, x.device);
+    }
+  }
+  return s;
+}
+
+absl::Status SysfsFabric::ApplyKernelFaults(absl::Time now) {
+  const Options& o = options_;
+  FaultProgress& done = *progress_;
+  absl::Status s;
+  for (size_t i = 0; i < o.nic_health.size(); ++i) {
+    const NicHealth& x = o.nic_health[i];
+    const NicPort* p = Find(x.host, x.device);
+    while (done.health_reports[i] < x.count &&
+           now >= start_ + x.at + x.period * done.health_reports[i]) {
+      if (p->gone) break;
+      if (done.health_reports[i] == 0) {
+        s.Update(x.truth.Write(o.ground_truth_file, OnHost(now, o.link_gbps)));
+      }
+      ++done.health_reports[i];
+      s.Update(kmsg_[p->host - 1]->Mlx5HealthCompromised(now, SimNicPciAddress(p->nic)));
+      spdlog::info("{}/{}: firmware health compromised ({} of {})", x.host, x.device,
+                   done.health_reports[i], x.count);
+    }
+  }
+  for (size_t i = 0; i < o.pcie_aer.size(); ++i) {
+    const PcieAer& x = o.pcie_aer[i];
+    const NicPort* p = Find(x.host, x.device);
+    if (now < start_ + x.at || p->gone) continue;
+    if (done.aer_reports[i] == 0) {
+      s.Update(x.truth.Write(o.ground_truth_file, OnHost(now, o.link_gbps)));
+      spdlog::info("injected corrected PCIe errors: {}/{} at {} a minute", x.host, x.device,
+                   x.per_minute);
+    }
+    // The first at once, then PER_MINUTE a minute.
+    const int64_t due =
+        1 + static_cast<int64_t>(absl::ToDoubleMinutes(now - start_ - x.at) * x.per_minute);
+    // The root port above the NIC's bus.
+    const std::string root_port = absl::StrFormat("0000:%02x:01.0", 0x17 + p->nic * 0x10);
+    for (; done.aer_reports[i] < due; ++done.aer_reports[i]) {
+      s.Update(kmsg_[p->host - 1]->AerCorrected(now, SimNicPciAddress(p->nic), root_port));
+    }
   }
   return s;
 }

@@ -27,9 +27,18 @@ struct FaultProgress {
         loss(o.packet_losses.size()),
         nccl(o.nccl_errors.size()),
         reload(o.driver_reloads.size()),
+        at_risk(o.links_at_risk.size()),
+        at_risk_failed(o.links_at_risk.size()),
+        health_reports(o.nic_health.size(), 0),
+        aer_reports(o.pcie_aer.size(), 0),
         storm_next_warning(o.storms.size()) {}
   std::vector<bool> degrade, misconfig, storm, storm_over, deadlock, deadlock_over, ber,
-      straggler, slow_rank, rank_hang, wrong_priority, gone, loss, nccl, reload;
+      straggler, slow_rank, rank_hang, wrong_priority, gone, loss, nccl, reload, at_risk,
+      at_risk_failed;
+  // How many health reports each NIC health fault, and how many corrected errors each PCIe AER
+  // fault, has written.
+  std::vector<int> health_reports;
+  std::vector<int64_t> aer_reports;
   // Storms under way: when their NIC next reports a stall-prevention warning.
   std::vector<absl::Time> storm_next_warning;
   // The NICs of the storms and deadlocks, looked at every tick.

@@ -231,10 +231,13 @@ void SysfsFabric::MoveErrors(double dt) {
     NicPort& p = *port;
     if (!p.up) continue;
     EthtoolCounters& e = p.eth;
-    // FEC at work on every PAM4 link; much more on a link with bit errors.
-    const double corrected =
-        p.symbol_errors_per_s > 0 ? kBerCorrectedBitsPerSecond : p.fec_corrected_bits_per_s;
-    e.corrected_bits += static_cast<uint64_t>(corrected * dt * Uniform(rng_, 0.8, 1.2));
+    // FEC at work on every PAM4 link, in proportion to the bits on the line (idle symbols
+    // too) and the PHY's pre-FEC bit error rate.
+    const double corrected = p.optics.PreFecBer() * options_.link_gbps * 1e9 * p.speed_factor;
+    const uint64_t bits = static_cast<uint64_t>(corrected * dt * Uniform(rng_, 0.8, 1.2));
+    e.corrected_bits += bits;
+    // At these rates errors seldom share a 5,440-bit codeword: about one block per 1.2 bits.
+    p.fec_corrected_blocks += static_cast<uint64_t>(static_cast<double>(bits) / 1.2);
     if (const double rate = p.symbol_errors_per_s; rate > 0) {
       // Symbol errors past FEC; about half corrupt a frame (FCS error) each way; the port
       // retrains now and then without going down.
@@ -246,6 +249,8 @@ void SysfsFabric::MoveErrors(double dt) {
       e.symbol_errors += symbols;
       e.pcs_symbol_errors += symbols;
       e.crc_errors += crc;
+      // Each symbol error past FEC is a codeword it could not correct.
+      p.fec_uncorrectable_blocks += symbols;
       p.corrupted_packets += DrawCount(rng_, rate * 0.5 * dt);
     }
     // Out-of-sequence arrivals: a handful an hour on a lossless fabric, a steady stream behind a

@@ -70,6 +70,7 @@ absl::Status NicPort::SetUp(bool is_up) {
     return s;
   }
   if (carrier == nullptr) return absl::OkStatus();
+  if (absl::Status s = WriteSpeed(); !s.ok()) return s;
   if (absl::Status s = carrier->Write(is_up ? "1\n" : "0\n"); !s.ok()) return s;
   if (absl::Status s = operstate->Write(is_up ? "up\n" : "down\n"); !s.ok()) return s;
   if (absl::Status s = WriteNumber(*carrier_up, carrier_up_count); !s.ok()) return s;
@@ -77,11 +78,23 @@ absl::Status NicPort::SetUp(bool is_up) {
   return WriteNumber(*carrier_changes, carrier_up_count + carrier_down_count);
 }
 
+std::string NicPort::SpeedText() const {
+  // class/net/<netdev>/speed: Mb/s, -1 while the link is down (as the kernel's reads).
+  if (!up) return "-1\n";
+  return absl::StrCat(static_cast<int64_t>(link_gbps * speed_factor * 1000), "\n");
+}
+
+absl::Status NicPort::WriteSpeed() {
+  if (speed == nullptr) return absl::OkStatus();
+  return speed->Write(SpeedText());
+}
+
 void NicPort::ResetCounters() {
   counters.fill(0);
   urgent = true;
   eth = EthtoolCounters();
   eth_dirty = true;
+  fec_corrected_blocks = fec_uncorrectable_blocks = 0;
 }
 
 absl::Status NicPort::Vanish() {

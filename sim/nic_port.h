@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "sim/ethtool_writer.h"
+#include "sim/nic_optics.h"
 #include "sim/sysfs_fabric.h"
 #include "sim/traffic_model.h"
 
@@ -110,7 +111,7 @@ struct NicPort {
   std::array<std::unique_ptr<SimFile>, kSysfsCounterCount> files;
   std::unique_ptr<SimFile> state, phys_state, rate;
   // The netdev's carrier (class/net/<netdev>/carrier, carrier_changes, ...).
-  std::unique_ptr<SimFile> carrier, operstate, carrier_changes, carrier_up, carrier_down;
+  std::unique_ptr<SimFile> carrier, operstate, carrier_changes, carrier_up, carrier_down, speed;
   uint64_t carrier_up_count = 1, carrier_down_count = 0;
 
   EthtoolCounters eth;
@@ -120,6 +121,7 @@ struct NicPort {
   // State that traffic and faults set.
   bool up = true;
   bool gone = false;
+  double link_gbps = 400;               // its full speed
   double speed_factor = 1;              // a degraded link: renegotiated to this share of its speed
   double straggler_factor = 1;          // a straggler: moves this share of its peers' traffic
   int priority = kRocePriority;         // 0 when its host lost its QoS
@@ -127,7 +129,10 @@ struct NicPort {
   double out_of_sequence_per_s = 0;     // packet loss
   bool deadlocked = false;              // its leaf port's queue 3 is stuck (a PFC deadlock)
   bool storming = false;                // it sends pauses without end (a PFC storm)
-  double fec_corrected_bits_per_s = 0;  // a healthy PAM4 link's, drawn per link
+  NicOptics optics;                     // its module, and its PHY's pre-FEC BER
+  bool optics_written = false;          // its module's fixed pages are in place
+  // FEC codewords corrected, and lost (uncorrectable), as the kernel's FEC statistics count.
+  uint64_t fec_corrected_blocks = 0, fec_uncorrectable_blocks = 0;
   uint64_t corrupted_packets = 0;       // on the way to its leaf (the leaf's in-errors)
   double util = 0;                      // share of line rate it moved in the last tick
 
@@ -140,6 +145,9 @@ struct NicPort {
   bool urgent = false;
   // Port state files, netdev carrier files and counters of a link going down or up.
   absl::Status SetUp(bool is_up);
+  // class/net/<netdev>/speed as it reads now, and writing it (after a change of speed).
+  std::string SpeedText() const;
+  absl::Status WriteSpeed();
   // A driver reload: every sysfs and ethtool counter restarts from 0.
   void ResetCounters();
   // The device left the host: its files read empty (a reader that still holds them open gets

@@ -384,7 +384,8 @@ absl::Status Run::RunToEnd() {
     if (!score.ok()) return false;
     int64_t last_fired = 0;
     for (const FaultScore& f : score->faults) {
-      if (!f.detected) return false;
+      // Faults of one playbook on several culprits (links-at-risk): each must have its own.
+      if (!f.detected || !f.right_culprit) return false;
       last_fired = std::max(last_fired, f.injected_at_unix_nano + f.delay_ms * 1000000);
     }
     return now >= absl::FromUnixNanos(last_fired) + o_.settle;

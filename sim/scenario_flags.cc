@@ -140,6 +140,11 @@ std::vector<std::string> HostAgentArgs(const RunPaths& p, const std::string& ser
           "--link_events=false",
           absl::StrCat("--log_paths=", tree, "/nccl/*.log"),
           absl::StrCat("--nccl_inspector=", tree, "/nccl/inspector/*.log"),
+          // Its NICs' modules and FEC statistics, as the simulator writes them every 2 s.
+          absl::StrCat("--optics_dir=", tree, "/optics"),
+          "--optics_interval=2s",
+          // Its kernel log, as /dev/kmsg reads (sim/kmsg_writer.h).
+          absl::StrCat("--kmsg=", tree, "/kmsg"),
           // What the host's lldpd would say (the simulator writes it): both ends of each cable.
           // InfiniBand has no LLDP.
           infiniband ? "--lldp_source=off" : absl::StrCat("--lldp_source=file:", tree, "/lldpd.json"),

@@ -1,9 +1,13 @@
 #include "sim/switch_dialects.h"
 
+#include <algorithm>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/labels.h"
 
 namespace railwatch::sim {
@@ -15,10 +19,35 @@ enum class Field {
   kInBcast, kOutBcast, kInDiscards, kOutDiscards, kInErrors, kOutErrors, kInCrcErrors,
   kCarrierTransitions, kInMacPause, kOutMacPause, kInPfc, kOutPfc, kInPfcOn2Off,
   kQueuePkts, kQueueOctets, kQueueDropped, kQueueEcnMarked, kWdDetected, kWdRestored,
+  kFecCorrected, kFecUncorrectable, kFecSymbolErrors, kFecCorrectedBits, kFecCodewords,
+  // Module readings and the PHY's BER (doubles, sampled like the counters). Lanes are indexed
+  // from 0; kOptThreshold's index is quantity x 4 + level (alarm_high, warning_high,
+  // warning_low, alarm_low).
+  kOptTemperature, kOptVoltage, kOptTxBias, kOptTxPower, kOptRxPower, kOptThreshold, kPreFecBer,
   // Strings
   kOperStatus, kOperStatusJsonIetf, kLldpSystemName, kLldpPortId, kLldpChassisId, kPortMac,
-  kPortSpeed,
+  kPortSpeed, kOptComponent, kOptFormFactor, kOptVendor, kOptPartNumber, kOptSerial, kOptPmd,
 };
+
+// A threshold of the module by Field::kOptThreshold's index; 0 where the module has none.
+double ThresholdOf(const optics::ModuleReading& m, int index) {
+  const optics::Thresholds& t = m.threshold(static_cast<optics::Quantity>(index / 4));
+  const std::optional<double>* level[] = {&t.alarm_high, &t.warning_high, &t.warning_low,
+                                          &t.alarm_low};
+  return level[index % 4]->value_or(0);
+}
+
+// The module's form factor and media as openconfig-transport-types identities.
+std::string OpenConfigFormFactor(std::string_view form_factor) {
+  if (form_factor == "QSFP-DD") return "openconfig-transport-types:QSFP56_DD";
+  if (form_factor == "QSFP+") return "openconfig-transport-types:QSFP_PLUS";
+  return absl::StrCat("openconfig-transport-types:", AsAbsl(form_factor));
+}
+std::string OpenConfigPmd(std::string_view media) {
+  std::string id = absl::StrCat("ETH_", AsAbsl(media));
+  std::replace(id.begin(), id.end(), '-', '_');
+  return absl::StrCat("openconfig-transport-types:", id);
+}
 
 // openconfig-if-ethernet's ETHERNET_SPEED identity for a speed in Gb/s.
 std::string OpenConfigSpeed(double gbps) {
@@ -62,6 +91,11 @@ uint64_t CounterOf(const PortCounters& c, Field f, int i) {
     case Field::kQueueEcnMarked: return c.queue_ecn_marked[i];
     case Field::kWdDetected: return c.wd_detected[i];
     case Field::kWdRestored: return c.wd_restored[i];
+    case Field::kFecCorrected: return c.fec_corrected;
+    case Field::kFecUncorrectable: return c.fec_uncorrectable;
+    case Field::kFecSymbolErrors: return c.fec_symbol_errors;
+    case Field::kFecCorrectedBits: return c.fec_corrected_bits;
+    case Field::kFecCodewords: return c.fec_codewords[i];
     default: return 0;
   }
 }
@@ -81,6 +115,21 @@ void FillValue(const SwitchPort& p, Field f, int i, ::gnmi::TypedValue& v) {
     case Field::kPortSpeed:
       v.set_string_val(absl::StrCat("openconfig-if-ethernet:", OpenConfigSpeed(p.speed_gbps)));
       return;
+    case Field::kOptTemperature: v.set_double_val(p.optics.temperature_c); return;
+    case Field::kOptVoltage: v.set_double_val(p.optics.supply_voltage_v); return;
+    case Field::kOptTxBias: v.set_double_val(p.optics.tx_bias_ma[i]); return;
+    case Field::kOptTxPower: v.set_double_val(p.optics.tx_power_dbm[i]); return;
+    case Field::kOptRxPower: v.set_double_val(p.optics.rx_power_dbm[i]); return;
+    case Field::kOptThreshold: v.set_double_val(ThresholdOf(p.optics.module.module, i)); return;
+    case Field::kPreFecBer: v.set_double_val(p.optics.pre_fec_ber); return;
+    case Field::kOptComponent: v.set_string_val(p.optics.component); return;
+    case Field::kOptFormFactor:
+      v.set_string_val(OpenConfigFormFactor(p.optics.module.module.form_factor));
+      return;
+    case Field::kOptVendor: v.set_string_val(p.optics.module.module.vendor); return;
+    case Field::kOptPartNumber: v.set_string_val(p.optics.module.module.part_number); return;
+    case Field::kOptSerial: v.set_string_val(p.optics.module.module.serial); return;
+    case Field::kOptPmd: v.set_string_val(OpenConfigPmd(p.optics.module.module.media)); return;
     default: v.set_uint_val(CounterOf(p.c, f, i)); return;
   }
 }
@@ -157,12 +206,63 @@ class LeafTable {
   ::gnmi::Path base_;
 };
 
+// The quantities of openconfig-platform-transceiver's thresholds, in optics::Quantity order.
+constexpr std::string_view kThresholdLeaves[] = {"module-temperature", "supply-voltage",
+                                                 "laser-bias-current", "output-power",
+                                                 "input-power"};
+
+// The port's module as openconfig-platform-transceiver has it, under its transceiver
+// component. EOS serves no thresholds (featureprofiles' transceiver_thresholds_unsupported);
+// the simulated Cumulus writes the severity keys as identityrefs with their module.
+void AddTransceiverLeaves(const SimSwitch& sw, int port, std::vector<Leaf>& out) {
+  const Dialect d = sw.dialect;
+  const std::string& component = sw.ports[port].optics.component;
+  LeafTable t(out);
+  auto root = [&]() -> LeafTable& {
+    return t.Root().Elem("components").Elem("component", "name", component);
+  };
+  root().Elem("state");
+  t.Add("part-no", port, Field::kOptPartNumber).Add("serial-no", port, Field::kOptSerial);
+  t.Add("mfg-name", port, Field::kOptVendor);
+  t.Elem("temperature").Add("instant", port, Field::kOptTemperature);
+  root().Elem("transceiver").Elem("state");
+  t.Add("form-factor", port, Field::kOptFormFactor).Add("vendor", port, Field::kOptVendor);
+  t.Add("ethernet-pmd", port, Field::kOptPmd);
+  t.Elem("supply-voltage").Add("instant", port, Field::kOptVoltage);
+  for (int lane = 0; lane < NicOptics::kLanes; ++lane) {
+    const std::string index = std::to_string(lane);
+    root().Elem("transceiver").Elem("physical-channels").Elem("channel", "index", index)
+        .Elem("state").Elem("input-power").Add("instant", port, Field::kOptRxPower, lane);
+    root().Elem("transceiver").Elem("physical-channels").Elem("channel", "index", index)
+        .Elem("state").Elem("output-power").Add("instant", port, Field::kOptTxPower, lane);
+    root().Elem("transceiver").Elem("physical-channels").Elem("channel", "index", index)
+        .Elem("state").Elem("laser-bias-current").Add("instant", port, Field::kOptTxBias, lane);
+  }
+  if (d == Dialect::kAristaEos) return;
+  const std::string prefix = d == Dialect::kCumulus ? "openconfig-alarm-types:" : "";
+  for (const bool critical : {true, false}) {
+    root().Elem("transceiver").Elem("thresholds")
+        .Elem("threshold", "severity", absl::StrCat(prefix, critical ? "CRITICAL" : "WARNING"))
+        .Elem("state");
+    for (int q = 0; q < optics::kQuantityCount; ++q) {
+      const std::string_view leaf = kThresholdLeaves[q];
+      t.Add(absl::StrCat(AsAbsl(leaf), "-upper"), port, Field::kOptThreshold,
+            q * 4 + (critical ? 0 : 1));
+      t.Add(absl::StrCat(AsAbsl(leaf), "-lower"), port, Field::kOptThreshold,
+            q * 4 + (critical ? 3 : 2));
+    }
+  }
+}
+
 void AddInterfaceLeaves(const SimSwitch& sw, int port, std::vector<Leaf>& out) {
   const Dialect d = sw.dialect;
   const std::string& name = sw.ports[port].name;
+  const bool module = sw.ports[port].optics.present;
   LeafTable t(out);
   t.Root().Elem("interfaces").Elem("interface", "name", name).Elem("state");
   t.Add("oper-status", port, Field::kOperStatus);
+  // openconfig-platform-transceiver's reference from the interface to its module.
+  if (module) t.Add("transceiver", port, Field::kOptComponent);
   const ::gnmi::Path state = t.Save();
   t.Elem("counters");
   t.Add("in-octets", port, Field::kInOctets).Add("out-octets", port, Field::kOutOctets);
@@ -191,6 +291,16 @@ void AddInterfaceLeaves(const SimSwitch& sw, int port, std::vector<Leaf>& out) {
   t.Add("in-crc-errors", port, Field::kInCrcErrors);
   if (d != Dialect::kCumulus) t.Add("out-mac-pause-frames", port, Field::kOutMacPause);
   if (d == Dialect::kCumulus) t.Add("carrier-transitions", port, Field::kCarrierTransitions);
+  // openconfig-if-ethernet 2.16: the PHY's FEC codewords, and (not on the simulated EOS) the
+  // pre-FEC BER it measured.
+  if (module) {
+    t.Add("fec-corrected-blocks", port, Field::kFecCorrected)
+        .Add("fec-uncorrectable-blocks", port, Field::kFecUncorrectable);
+    if (d != Dialect::kAristaEos) {
+      t.Root().Elem("interfaces").Elem("interface", "name", name).Elem("ethernet").Elem("state")
+          .Elem("pre-fec-ber").Add("instant", port, Field::kPreFecBer);
+    }
+  }
 
   if (d == Dialect::kAristaEos) {
     for (int p = 0; p < kPriorities; ++p) {
@@ -224,6 +334,7 @@ void AddInterfaceLeaves(const SimSwitch& sw, int port, std::vector<Leaf>& out) {
   t.Add("system-name", port, Field::kLldpSystemName)
       .Add("port-id", port, Field::kLldpPortId)
       .Add("chassis-id", port, Field::kLldpChassisId);
+  if (module) AddTransceiverLeaves(sw, port, out);
 }
 
 class LeafQuery : public PathQuery {
@@ -291,7 +402,15 @@ const std::vector<SonicField>& SonicPortFields() {
         {"SAI_PORT_STAT_IF_OUT_ERRORS", Field::kOutErrors},
         {"SAI_PORT_STAT_ETHER_STATS_CRC_ALIGN_ERRORS", Field::kInCrcErrors},
         {"SAI_PORT_STAT_PAUSE_RX_PKTS", Field::kInMacPause},
-        {"SAI_PORT_STAT_PAUSE_TX_PKTS", Field::kOutMacPause}};
+        {"SAI_PORT_STAT_PAUSE_TX_PKTS", Field::kOutMacPause},
+        {"SAI_PORT_STAT_IF_IN_FEC_CORRECTABLE_FRAMES", Field::kFecCorrected},
+        {"SAI_PORT_STAT_IF_IN_FEC_NOT_CORRECTABLE_FRAMES", Field::kFecUncorrectable},
+        {"SAI_PORT_STAT_IF_IN_FEC_SYMBOL_ERRORS", Field::kFecSymbolErrors},
+        {"SAI_PORT_STAT_IF_IN_FEC_CORRECTED_BITS", Field::kFecCorrectedBits}};
+    for (int k = 0; k < kFecBins; ++k) {
+      f->push_back({absl::StrCat("SAI_PORT_STAT_IF_IN_FEC_CODEWORD_ERRORS_S", k),
+                    Field::kFecCodewords, k});
+    }
     for (int p = 0; p < kPriorities; ++p) {
       f->push_back({absl::StrCat("SAI_PORT_STAT_PFC_", p, "_RX_PKTS"), Field::kInPfc, p});
       f->push_back({absl::StrCat("SAI_PORT_STAT_PFC_", p, "_TX_PKTS"), Field::kOutPfc, p});
@@ -436,22 +555,83 @@ absl::StatusOr<std::unique_ptr<PathQuery>> ResolveSonicCounters(
   return std::make_unique<SonicCountersQuery>(std::move(path), std::move(ports), kind, field, wildcard);
 }
 
-// ---- SONiC: APPL_DB, one hash per port answered as JSON blobs of strings like the counters:
-// LLDP_ENTRY_TABLE (lldp_syncd's view of lldpd) on ports with a neighbour, PORT_TABLE
-// (portsyncd's port state: speed in Mb/s, oper_status) on every port.
+// ---- SONiC: APPL_DB and STATE_DB, one hash per port answered as JSON blobs of strings like
+// the counters: LLDP_ENTRY_TABLE (lldp_syncd's view of lldpd) on ports with a neighbour,
+// PORT_TABLE (portsyncd's port state: speed in Mb/s, oper_status) on every port; xcvrd's
+// TRANSCEIVER_DOM_SENSOR, TRANSCEIVER_DOM_THRESHOLD and TRANSCEIVER_INFO on ports with a
+// module.
+
+// xcvrd's DOM fields have eight lanes; a 4-lane module's others read "N/A".
+constexpr int kSonicDomLanes = 8;
+
+std::string SonicFloat(double v) { return absl::StrFormat("%.4f", v); }
+
+// SFF-8024's identifier names, as sonic-platform-common's sff8024.py spells them.
+std::string_view SonicTransceiverType(std::string_view form_factor) {
+  if (form_factor == "OSFP") return "OSFP 8X Pluggable Transceiver";
+  if (form_factor == "QSFP-DD") return "QSFP-DD Double Density 8X Pluggable Transceiver";
+  if (form_factor == "QSFP28") return "QSFP28 or later";
+  return "SFP/SFP+/SFP28";
+}
+
+void AppendDom(std::string& json, const SwitchPortOptics& o) {
+  bool first = true;
+  AppendField(json, first, "temperature", SonicFloat(o.temperature_c));
+  AppendField(json, first, "voltage", SonicFloat(o.supply_voltage_v));
+  for (int lane = 0; lane < kSonicDomLanes; ++lane) {
+    const bool has = lane < NicOptics::kLanes;
+    const int n = lane + 1;
+    AppendField(json, first, absl::StrCat("rx", n, "power"),
+                has ? SonicFloat(o.rx_power_dbm[lane]) : "N/A");
+    AppendField(json, first, absl::StrCat("tx", n, "bias"),
+                has ? SonicFloat(o.tx_bias_ma[lane]) : "N/A");
+    AppendField(json, first, absl::StrCat("tx", n, "power"),
+                has ? SonicFloat(o.tx_power_dbm[lane]) : "N/A");
+  }
+}
+
+void AppendDomThresholds(std::string& json, const optics::ModuleReading& m) {
+  // xcvrd's field stems per quantity, in optics::Quantity order; levels as ThresholdOf's.
+  static constexpr std::string_view kStems[] = {"temp", "vcc", "txbias", "txpower", "rxpower"};
+  static constexpr std::string_view kLevels[] = {"highalarm", "highwarning", "lowwarning",
+                                                 "lowalarm"};
+  bool first = true;
+  for (int q = 0; q < optics::kQuantityCount; ++q) {
+    for (int level = 0; level < 4; ++level) {
+      AppendField(json, first, absl::StrCat(AsAbsl(kStems[q]), AsAbsl(kLevels[level])),
+                  SonicFloat(ThresholdOf(m, q * 4 + level)));
+    }
+  }
+}
+
+void AppendTransceiverInfo(std::string& json, const optics::ModuleReading& m) {
+  bool first = true;
+  AppendField(json, first, "type", SonicTransceiverType(m.form_factor));
+  AppendField(json, first, "manufacturer", m.vendor);
+  AppendField(json, first, "model", m.part_number);
+  AppendField(json, first, "serial", m.serial);
+  AppendField(json, first, "vendor_rev", m.revision);
+  AppendField(json, first, "media_interface_code",
+              m.media == "400GBASE-DR4" ? "400GBASE-DR4 (Cl 124)" : m.media);
+  AppendField(json, first, "host_electrical_interface", "400GAUI-8 C2M (Annex 120E)");
+  AppendField(json, first, "is_replaceable", "True");
+}
 
 class SonicApplQuery : public PathQuery {
  public:
-  enum class Table { kLldp, kPort };
-  SonicApplQuery(::gnmi::Path path, std::vector<int> ports, bool wildcard, Table table)
-      : path_(std::move(path)), ports_(std::move(ports)), wildcard_(wildcard), table_(table) {}
+  enum class Table { kLldp, kPort, kDom, kDomThreshold, kTransceiverInfo };
+  SonicApplQuery(::gnmi::Path path, std::vector<int> ports, bool wildcard, Table table,
+                 std::string target)
+      : path_(std::move(path)), ports_(std::move(ports)), wildcard_(wildcard), table_(table),
+        target_(std::move(target)) {}
 
-  bool StateOnly() const override { return true; }
+  // The DOM is sampled like counters; the rest is state.
+  bool StateOnly() const override { return table_ != Table::kDom; }
 
   void Render(const SimSwitch& sw, ::gnmi::Notification& n) override {
     if (n.update_size() != 1) {
       n.Clear();
-      n.mutable_prefix()->set_target("APPL_DB");
+      n.mutable_prefix()->set_target(target_);
       *n.add_update()->mutable_path() = path_;
     }
     std::string json = "{";
@@ -469,11 +649,17 @@ class SonicApplQuery : public PathQuery {
         AppendField(json, first, "lldp_rem_port_id", p.lldp_port_id);
         AppendField(json, first, "lldp_rem_port_id_subtype", "5");  // interface name
         AppendField(json, first, "lldp_rem_sys_name", p.lldp_system_name);
-      } else {
+      } else if (table_ == Table::kPort) {
         AppendField(json, first, "admin_status", "up");
         AppendField(json, first, "mtu", "9100");
         AppendField(json, first, "oper_status", p.up ? "up" : "down");
         AppendField(json, first, "speed", absl::StrCat(static_cast<int64_t>(p.speed_gbps * 1000)));
+      } else if (table_ == Table::kDom) {
+        AppendDom(json, p.optics);
+      } else if (table_ == Table::kDomThreshold) {
+        AppendDomThresholds(json, p.optics.module.module);
+      } else {
+        AppendTransceiverInfo(json, p.optics.module.module);
       }
       if (wildcard_) json += "}";
     }
@@ -486,30 +672,44 @@ class SonicApplQuery : public PathQuery {
   std::vector<int> ports_;
   bool wildcard_;
   Table table_;
+  std::string target_;
 };
 
 absl::StatusOr<std::unique_ptr<PathQuery>> ResolveSonicAppl(
-    const SimSwitch& sw, const std::vector<::gnmi::PathElem>& elems, const std::string& shown) {
-  auto not_found = [&] { return absl::NotFoundError(absl::StrCat("no data at ", shown, " in APPL_DB")); };
+    const SimSwitch& sw, const std::vector<::gnmi::PathElem>& elems, const std::string& target,
+    const std::string& shown) {
+  auto not_found = [&] {
+    return absl::NotFoundError(absl::StrCat("no data at ", shown, " in ", target));
+  };
   if (elems.size() != 2) return not_found();
-  SonicApplQuery::Table table;
-  if (elems[0].name() == "LLDP_ENTRY_TABLE") {
-    table = SonicApplQuery::Table::kLldp;
-  } else if (elems[0].name() == "PORT_TABLE") {
-    table = SonicApplQuery::Table::kPort;
-  } else {
-    return not_found();
+  using Table = SonicApplQuery::Table;
+  static constexpr std::pair<std::string_view, Table> kAppl[] = {
+      {"LLDP_ENTRY_TABLE", Table::kLldp}, {"PORT_TABLE", Table::kPort}};
+  static constexpr std::pair<std::string_view, Table> kState[] = {
+      {"TRANSCEIVER_DOM_SENSOR", Table::kDom},
+      {"TRANSCEIVER_DOM_THRESHOLD", Table::kDomThreshold},
+      {"TRANSCEIVER_INFO", Table::kTransceiverInfo}};
+  std::optional<Table> table;
+  using Entry = std::pair<std::string_view, Table>;
+  const std::span<const Entry> tables =
+      target == "APPL_DB" ? std::span<const Entry>(kAppl) : std::span<const Entry>(kState);
+  for (const auto& [name, t] : tables) {
+    if (elems[0].name() == name) table = t;
   }
+  if (!table) return not_found();
   std::vector<int> ports;
   for (size_t i = 0; i < sw.ports.size(); ++i) {
-    const bool has_row = table == SonicApplQuery::Table::kPort || !sw.ports[i].lldp_system_name.empty();
-    if (has_row && Glob(elems[1].name(), sw.ports[i].name)) ports.push_back(static_cast<int>(i));
+    const SwitchPort& p = sw.ports[i];
+    const bool has_row = *table == Table::kPort ||
+                         (*table == Table::kLldp ? !p.lldp_system_name.empty() : p.optics.present);
+    if (has_row && Glob(elems[1].name(), p.name)) ports.push_back(static_cast<int>(i));
   }
   if (ports.empty()) return not_found();
   ::gnmi::Path path;
   for (const ::gnmi::PathElem& e : elems) *path.add_elem() = e;
   return std::make_unique<SonicApplQuery>(std::move(path), std::move(ports),
-                                          elems[1].name().find('*') != std::string::npos, table);
+                                          elems[1].name().find('*') != std::string::npos, *table,
+                                          target);
 }
 
 }  // namespace
@@ -530,10 +730,12 @@ absl::StatusOr<std::unique_ptr<PathQuery>> ResolvePath(const SimSwitch& sw,
   std::vector<Leaf> table;
   if (sw.dialect == Dialect::kSonic) {
     if (target == "COUNTERS_DB") return ResolveSonicCounters(sw, elems, shown);
-    if (target == "APPL_DB") return ResolveSonicAppl(sw, elems, shown);
+    if (target == "APPL_DB" || target == "STATE_DB") {
+      return ResolveSonicAppl(sw, elems, target, shown);
+    }
     if (target != "OC-YANG") {
-      return absl::NotFoundError(absl::StrCat("SONiC serves targets COUNTERS_DB, APPL_DB and "
-                                              "OC-YANG, not \"",
+      return absl::NotFoundError(absl::StrCat("SONiC serves targets COUNTERS_DB, APPL_DB, "
+                                              "STATE_DB and OC-YANG, not \"",
                                               target, "\" (", shown, ")"));
     }
     // Through OC-YANG, the interfaces' oper-status, as a JSON blob.

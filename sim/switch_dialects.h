@@ -24,7 +24,9 @@ class PathQuery {
 };
 
 // Resolves prefix + path (origin ignored; target as the dialect wants it: SONiC's COUNTERS_DB
-// APPL_DB (LLDP_ENTRY_TABLE, PORT_TABLE) and OC-YANG) against switch `sw`. NotFound when the dialect serves nothing there.
+// APPL_DB (LLDP_ENTRY_TABLE, PORT_TABLE), STATE_DB (xcvrd's TRANSCEIVER_DOM_SENSOR,
+// TRANSCEIVER_DOM_THRESHOLD, TRANSCEIVER_INFO) and OC-YANG) against switch `sw`. NotFound when
+// the dialect serves nothing there.
 // Wildcards: `*` for a whole element or a key value, keys left out match every entry, `...`
 // for any number of elements, and on SONiC's COUNTERS_DB `*` inside a port name (Ethernet*).
 absl::StatusOr<std::unique_ptr<PathQuery>> ResolvePath(const SimSwitch& sw,

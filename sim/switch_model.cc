@@ -43,12 +43,17 @@ constexpr double kUplinkShare = 0.05;
 }  // namespace
 
 SwitchFabric::SwitchFabric(Options options, absl::Time start)
-    : options_(std::move(options)), start_(start), last_(start), rng_(options_.seed ^ 0x5eed) {}
+    : options_(std::move(options)),
+      start_(start),
+      last_(start),
+      rng_(options_.seed ^ 0x5eed),
+      phy_rng_(options_.seed ^ 0x0971c5) {}
 
 absl::StatusOr<std::unique_ptr<SwitchFabric>> SwitchFabric::Create(Options options,
                                                                    absl::Time start) {
   std::unique_ptr<SwitchFabric> f(new SwitchFabric(std::move(options), start));
   if (absl::Status s = f->Build(); !s.ok()) return s;
+  f->InitOptics();
   absl::MutexLock lock(&f->mu_);
   f->nic_seen_.resize(f->nic_port_.size());
   f->storm_state_.resize(f->options_.storms.size());
@@ -161,6 +166,7 @@ absl::Status SwitchFabric::Update(absl::Time now, const std::vector<NicTraffic>&
   }
   ApplyStorms(now, dt);
   ApplyDeadlocks(now, dt);
+  AdvancePhy(dt);
   for (SimSwitch& sw : switches_) ++sw.counters_version;
   return absl::OkStatus();
 }

@@ -15,6 +15,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "sim/fault_specs.h"
+#include "sim/switch_phy.h"
 #include "sim/sysfs_fabric.h"
 
 namespace railwatch::sim {
@@ -43,6 +44,12 @@ struct PortCounters {
   // restorations (DEADLOCK_RESTORED, recovery-count), and whether the queue is stormed now.
   std::array<uint64_t, kQueues> wd_detected{}, wd_restored{};
   std::array<bool, kQueues> wd_stormed{};
+  // FEC at the PHY (sim/switch_phy.h): codewords corrected and lost, symbols in error, bits
+  // corrected, and codewords by their symbol errors. Uncorrectable codewords also count as
+  // received errors (their frames fail the FCS).
+  uint64_t fec_corrected = 0, fec_uncorrectable = 0, fec_symbol_errors = 0,
+           fec_corrected_bits = 0;
+  std::array<uint64_t, kFecBins> fec_codewords{};
 };
 
 struct SwitchPort {
@@ -63,6 +70,10 @@ struct SwitchPort {
   // Egress queues that send nothing (a PFC deadlock holds them paused).
   std::array<bool, kQueues> queue_stuck{};
   PortCounters c;
+  // The module in the port and its readings (sim/switch_phy.h). Faults set
+  // optics.module.{rx_loss_db, temperature_rise_c, pre_fec_ber, no_light} under the fabric's
+  // lock (in SwitchFabric::Update, before AdvancePhy); the readings and FEC follow.
+  SwitchPortOptics optics;
 };
 
 struct SimSwitch {
@@ -163,6 +174,10 @@ class SwitchFabric {
   absl::Status BuildPorts(const std::vector<std::string>& leaf_names);
   absl::Status AssignDialects(const std::vector<std::string>& names);
   absl::Status ApplyMiswires();
+  // sim/switch_phy.cc: a module in every Ethernet port; once a simulated second its FEC
+  // counters, every other second its readings.
+  void InitOptics();
+  void AdvancePhy(double dt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A storm's or deadlock's progress: 0 pending, 1 active, 2 over; when the PFC watchdog
   // next detects it.
   struct FaultState {
@@ -202,6 +217,13 @@ class SwitchFabric {
   std::vector<LeafTraffic> leaf_traffic_ ABSL_GUARDED_BY(mu_);
   std::vector<FaultState> storm_state_ ABSL_GUARDED_BY(mu_);
   std::vector<FaultState> deadlock_state_ ABSL_GUARDED_BY(mu_);
+  // The PHY's own random stream (the modules' draws and noise, FEC), apart from rng_ so that
+  // the traffic's draws stay what they were; seconds since the PHY last advanced.
+  std::mt19937_64 phy_rng_ ABSL_GUARDED_BY(mu_);
+  double phy_pending_s_ ABSL_GUARDED_BY(mu_) = 0;
+  // PHY steps taken, and seconds since the modules' readings were last refreshed.
+  uint64_t phy_steps_ ABSL_GUARDED_BY(mu_) = 0;
+  double reading_s_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace railwatch::sim

@@ -187,11 +187,17 @@ absl::Status CreatePciFunction(const fs::path& root, const fs::path& rdma_dev,
   const fs::path driver = root / "bus" / "pci" / "drivers" / "mlx5_core";
   std::error_code ec;
   fs::create_directories(function / "net" / netdev, ec);
+  // As the kernel lays it out: the function names its RDMA device, and bus/pci/devices/<bdf>
+  // leads to the function (the kmsg collector goes from a message's PCI address to the NIC).
+  fs::create_directories(function / "infiniband" / absl::StrCat("mlx5_", nic), ec);
+  fs::create_directories(root / "bus" / "pci" / "devices", ec);
   fs::create_directories(driver, ec);
   fs::create_directories(port_dir / "gid_attrs" / "ndevs", ec);
   if (ec) return absl::UnavailableError(absl::StrCat(function.string(), ": ", ec.message()));
   // Relative links, so the tree still resolves after the staging directory is renamed.
   fs::create_symlink("../../../bus/pci/drivers/mlx5_core", function / "driver", ec);
+  fs::create_symlink(fs::path("../../..") / "devices" / "pci0000:00" / address,
+                     root / "bus" / "pci" / "devices" / address, ec);
   fs::create_symlink(fs::path("../../..") / "devices" / "pci0000:00" / address, rdma_dev / "device",
                      ec);
   if (ec) return absl::UnavailableError(absl::StrCat(rdma_dev.string(), ": ", ec.message()));
@@ -226,12 +232,14 @@ absl::Status CreateNetdev(const TreePaths& tree, NicPort& port) {
     if (absl::Status s = WriteStatic(dir / name, content); !s.ok()) return s;
   }
   // As of a link that came up once at boot; SetUp keeps them from here.
+  const std::string speed = port.SpeedText();
   for (auto [member, name, content] :
        {std::tuple{&port.carrier, "carrier", "1\n"},
         std::tuple{&port.operstate, "operstate", "up\n"},
         std::tuple{&port.carrier_changes, "carrier_changes", "1\n"},
         std::tuple{&port.carrier_up, "carrier_up_count", "1\n"},
-        std::tuple{&port.carrier_down, "carrier_down_count", "0\n"}}) {
+        std::tuple{&port.carrier_down, "carrier_down_count", "0\n"},
+        std::tuple{&port.speed, "speed", speed.c_str()}}) {
     if (absl::Status s = OpenSimFile(tree, dir / name, content, *member); !s.ok()) return s;
   }
   return absl::OkStatus();
@@ -318,6 +326,7 @@ absl::Status SysfsFabric::CreateHost(int h) {
     port->host = h;
     port->nic = n;
     port->leaf = LeafOf(h, n);
+    port->link_gbps = options_.link_gbps;
     port->host_name = host;
     port->device = absl::StrCat("mlx5_", n);
     port->netdev = NetdevName(n);
@@ -374,9 +383,9 @@ absl::Status SysfsFabric::CreateHost(int h) {
     port->eth.rx_prio_bytes[kRocePriority] = (*port)[kPortRcvData] * 4;
     port->eth.tx_rdma_bytes = port->eth.tx_prio_bytes[kRocePriority];
     port->eth.rx_rdma_bytes = port->eth.rx_prio_bytes[kRocePriority];
-    // A healthy PAM4 link's FEC corrects some bits all the time, a little more on some links.
-    port->fec_corrected_bits_per_s = std::uniform_real_distribution<double>(
-        kHealthyCorrectedBitsPerSecond / 2, kHealthyCorrectedBitsPerSecond * 2)(rng_);
+    // Its module, and its PHY's pre-FEC BER: a healthy PAM4 link's FEC corrects some bits all
+    // the time, a little more on some links.
+    port->optics = NicOptics::Draw(rng_, h * 100 + n);
     const std::string rate = RateText(options_.link_gbps);
     for (auto [member, fname, content] :
          {std::tuple{&port->state, "state", std::string_view("4: ACTIVE\n")},
@@ -398,6 +407,13 @@ absl::Status SysfsFabric::CreateHost(int h) {
   fs::rename(staging, HostRoot(host), ec);
   if (ec)
     return absl::UnavailableError(absl::StrCat("rename to ", HostRoot(host), ": ", ec.message()));
+  if (options_.kmsg) {
+    // Up a few days, different per host, and its NICs' boot messages.
+    const absl::Time boot = start_ - absl::Hours(72 + h);
+    auto kmsg = std::make_unique<KmsgWriter>((fs::path(HostRoot(host)) / "kmsg").string(), boot);
+    if (absl::Status s = kmsg->Create(options_.nics_per_host); !s.ok()) return s;
+    kmsg_.push_back(std::move(kmsg));
+  }
   return absl::OkStatus();
 }
 
@@ -427,6 +443,8 @@ absl::Status SysfsFabric::Tick(absl::Time now) {
   last_ = now;
   if (absl::Status s = ApplyFlaps(now); !s.ok()) return s;
   if (absl::Status s = ApplyFaults(now); !s.ok()) return s;
+  if (absl::Status s = ApplyLinksAtRisk(now); !s.ok()) return s;
+  if (absl::Status s = ApplyKernelFaults(now); !s.ok()) return s;
   MoveTraffic(now, dt);
   MovePauses(dt);
   MoveErrors(dt);
@@ -444,6 +462,7 @@ absl::Status SysfsFabric::Tick(absl::Time now) {
       }
     }
   }
+  if (absl::Status s = WriteOptics(now); !s.ok()) return s;
   return WriteEthtool(now);
 }
 

@@ -11,6 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "sim/fault_specs.h"
+#include "sim/kmsg_writer.h"
 #include "sim/fault_truth.h"
 #include "sim/traffic_model.h"
 
@@ -124,6 +125,9 @@ class SysfsFabric {
     std::vector<StormingNic> storms;
     std::vector<PfcDeadlock> deadlocks;
     std::vector<BitErrors> bit_errors;
+    std::vector<LinkAtRisk> links_at_risk;
+    std::vector<NicHealth> nic_health;
+    std::vector<PcieAer> pcie_aer;
     std::vector<Straggler> stragglers;
     std::vector<SlowRank> slow_ranks;
     std::vector<RankHang> rank_hangs;
@@ -144,6 +148,12 @@ class SysfsFabric {
     // ethtool dumps (rewritten at most every `ethtool_interval`) and NCCL logs.
     bool ethtool = true;
     absl::Duration ethtool_interval = absl::Milliseconds(500);
+    // Each NIC's module EEPROM and FEC statistics (<root>/<host>/optics/<netdev>/, the agent's
+    // --optics_dir), rewritten every `optics_interval`.
+    bool optics = true;
+    // Each host's kernel log, as /dev/kmsg reads (<root>/<host>/kmsg, the agent's --kmsg).
+    bool kmsg = true;
+    absl::Duration optics_interval = absl::Seconds(2);
     bool nccl_logs = true;
     // The jobs' NCCL Inspector records (sim/inspector_writer.h); needs nccl_logs.
     bool nccl_inspector = true;
@@ -175,6 +185,11 @@ class SysfsFabric {
   absl::Status ApplyFlaps(absl::Time now);
   absl::Status ApplyFaults(absl::Time now);
   absl::Status WriteEthtool(absl::Time now);
+  absl::Status WriteOptics(absl::Time now);
+  // The link-at-risk faults' drift at `now` (host_faults.cc).
+  absl::Status ApplyLinksAtRisk(absl::Time now);
+  // The NIC health faults' kernel messages due by `now` (host_faults.cc).
+  absl::Status ApplyKernelFaults(absl::Time now);
   void MoveTraffic(absl::Time now, double dt);
   // By job: the share of its healthy speed its collectives' data moves at (its slowest leaf
   // and NIC; 0 while stalled, a NIC is down or gone, or after a rank failed).
@@ -185,11 +200,12 @@ class SysfsFabric {
   int LeafOf(int host, int nic) const;
 
   Options options_;
-  absl::Time start_, last_, last_ethtool_, last_cold_flush_;
+  absl::Time start_, last_, last_ethtool_, last_cold_flush_, last_optics_;
   // NICs whose hot counters (and ethtool dump), and whose busy counters, are kept open.
   size_t hot_open_nics_ = 0, busy_open_nics_ = 0;
   std::mt19937_64 rng_;
   std::vector<std::unique_ptr<NicPort>> ports_;  // host-major, as ReadTraffic returns them
+  std::vector<std::unique_ptr<KmsgWriter>> kmsg_;  // by host index - 1 (empty: --kmsg=false)
   std::vector<bool> flap_started_, flap_ended_;
   std::vector<int> job_of_host_;      // index into options_.jobs, -1: none; by host index
   std::vector<double> leaf_marking_;  // ECN marking share per leaf, 1 when healthy

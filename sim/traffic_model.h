@@ -81,10 +81,9 @@ inline constexpr double kCongestedLoad = 0.5;
 double CongestionPauseRate(double marking_share, double load);
 
 // The host side's own figures (docs/SIMULATOR.md, "Hosts, jobs and traffic").
-// FEC corrections of a healthy 400G PAM4 link (bits/s, drawn per link between half and twice
-// this), and of a link with bit errors (--ber): far past rules/link-degradation.yaml's 1e6/s.
-inline constexpr double kHealthyCorrectedBitsPerSecond = 3e4;
-inline constexpr double kBerCorrectedBitsPerSecond = 2e7;
+// FEC corrections follow each link's pre-FEC BER (sim/nic_optics.h): a healthy link's is drawn
+// between 3.75e-8 and 1.5e-7 (1.5e4-6e4 corrected bits a second at 400G); --ber sets 5e-5 at
+// its default 120 symbol errors a minute (2e7 bits a second), in proportion to its rate.
 // How long one pause holds the priority, on average (µs): a benign or congestion pause lasts
 // until the queue drains below XON; a relayed one is a full quantum (65535 x 512 bit times at
 // 400G = 84 µs).

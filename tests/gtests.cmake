@@ -108,7 +108,8 @@ gtest_discover_tests(railwatch_tailer_tests DISCOVERY_TIMEOUT 60)
 
 # ethtool statistics and netlink link events: recorded dumps, and the real kernel paths on veth
 # pairs in network namespaces that the tests create and delete (needs root, iproute2, ethtool);
-# the LLDP collector against Debian's lldpd in such namespaces (lldpd).
+# the LLDP collector against Debian's lldpd in such namespaces (lldpd); the optics collector on
+# encoded modules in files and against the kernel on veths.
 add_executable(railwatch_netdev_tests
   unit/netdev/ethtool_collector_test.cc
   unit/netdev/ethtool_dir_backend_test.cc
@@ -116,6 +117,8 @@ add_executable(railwatch_netdev_tests
   unit/netdev/link_state_test.cc
   unit/netdev/lldpd_test.cc
   unit/netdev/netns.cc
+  unit/netdev/optics_collector_test.cc
+  unit/netdev/optics_veth_test.cc
   unit/netdev/veth_test.cc)
 target_link_libraries(railwatch_netdev_tests PRIVATE
   railwatch_test_support railwatch_collectors railwatch_server GTest::gtest_main GTest::gmock)
@@ -219,7 +222,7 @@ gtest_discover_tests(railwatch_config_tests TEST_PREFIX "config." DISCOVERY_TIME
 
 # gNMI path profiles: the shipped profiles, pattern matching, and the real-world samples
 # through the decoder.
-add_executable(railwatch_gnmi_profile_tests unit/gnmi/profile_test.cc)
+add_executable(railwatch_gnmi_profile_tests unit/gnmi/optics_profile_test.cc unit/gnmi/profile_test.cc)
 target_compile_definitions(railwatch_gnmi_profile_tests PRIVATE
   RAILWATCH_FIXTURES_DIR="${CMAKE_CURRENT_SOURCE_DIR}/fixtures"
   RAILWATCH_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
@@ -266,10 +269,12 @@ add_executable(railwatch_sim_host_tests
   unit/sim_host/sim_healthy_test.cc
   unit/sim_host/sim_host_faults_test.cc
   unit/sim_host/sim_host_util.cc
+  unit/sim_host/sim_link_health_test.cc
   unit/sim_host/sim_nccl_logs_test.cc
   unit/sim_kinds_truth.cc)
 target_link_libraries(railwatch_sim_host_tests PRIVATE
-  railwatch_test_support railwatch_sim railwatch_sim_scenarios railwatch_logs nlohmann_json::nlohmann_json
+  railwatch_test_support railwatch_sim railwatch_sim_scenarios railwatch_logs railwatch_collectors
+  railwatch_optics nlohmann_json::nlohmann_json
   GTest::gtest_main GTest::gmock)
 gtest_discover_tests(railwatch_sim_host_tests DISCOVERY_TIMEOUT 60)
 
@@ -285,6 +290,7 @@ add_executable(railwatch_sim_gnmi_tests
   unit/sim_gnmi/switch_groups_test.cc
   unit/sim_gnmi/switch_nic_inputs_test.cc
   unit/sim_gnmi/switch_model_test.cc
+  unit/sim_gnmi/switch_optics_test.cc
   unit/sim_gnmi/topology_discovery_test.cc
   unit/sim_kinds_truth.cc)
 target_link_libraries(railwatch_sim_gnmi_tests PRIVATE
@@ -400,3 +406,35 @@ target_link_libraries(railwatch_kubelet_tests PRIVATE railwatch_jobs railwatch_k
   railwatch_kubelet_collector railwatch_fabric railwatch_proto railwatch_test_support
   gRPC::grpc++ GTest::gtest_main GTest::gmock)
 gtest_discover_tests(railwatch_kubelet_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
+
+# Module EEPROM pages <-> ModuleReading (optics/eeprom.h, optics/eeprom_encode.h): byte arrays
+# built by hand from SFF-8472, SFF-8636 and CMIS, round trips, bad input. ctest -R '^Eeprom\.'
+add_executable(railwatch_optics_eeprom_tests unit/optics/eeprom_test.cc)
+target_link_libraries(railwatch_optics_eeprom_tests PRIVATE railwatch_optics GTest::gtest_main
+  GTest::gmock)
+gtest_discover_tests(railwatch_optics_eeprom_tests TEST_PREFIX "Eeprom." DISCOVERY_TIMEOUT 60
+  PROPERTIES LABELS unit)
+
+# Pasted optics, FEC and PHY tool output (optics/readers.h: ethtool -m / --show-fec / -S,
+# mlxlink text and --json, SONiC transceiver eeprom / status / fec-stats) on every real sample
+# in fixtures/optics (CATALOGUE.md sections N and V), and what `railwatch triage` makes of it.
+# ctest -R '^OpticsReaders\.|^TriageOptics\.'
+add_executable(railwatch_optics_readers_tests unit/optics/readers_test.cc
+  unit/optics/triage_optics_test.cc)
+target_link_libraries(railwatch_optics_readers_tests PRIVATE railwatch_optics railwatch_cli
+  railwatch_test_support nlohmann_json::nlohmann_json GTest::gtest_main GTest::gmock)
+gtest_discover_tests(railwatch_optics_readers_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
+
+# Kernel messages about NICs and PCIe (logs/kernel_messages.h) on every real sample in
+# fixtures/kmsg (CATALOGUE.md section W); the host agent's /dev/kmsg collector on files and on
+# the real /dev/kmsg (writing a record to it needs root); `railwatch triage` on pasted dmesg.
+# ctest -R '^Kernel|^Kmsg|^TriageKernel'
+add_executable(railwatch_kmsg_tests
+  integration/kmsg_device_test.cc
+  unit/kmsg/kernel_messages_test.cc
+  unit/kmsg/kmsg_collector_test.cc
+  unit/kmsg/triage_kernel_test.cc)
+target_include_directories(railwatch_kmsg_tests PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}")
+target_link_libraries(railwatch_kmsg_tests PRIVATE railwatch_test_support railwatch_logs
+  railwatch_collectors railwatch_cli nlohmann_json::nlohmann_json GTest::gtest_main GTest::gmock)
+gtest_discover_tests(railwatch_kmsg_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)

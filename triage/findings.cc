@@ -10,6 +10,8 @@
 #include "absl/strings/str_split.h"
 #include "triage/ib.h"
 #include "triage/inspector.h"
+#include "triage/kernel.h"
+#include "triage/optics.h"
 #include "triage/log_detail.h"
 #include "triage/playbook_replay.h"
 #include "triage/rdma.h"
@@ -499,6 +501,8 @@ TriageReport Analyzer::Run() {
   AnalyzeRdmaTool(events_, findings_, tool_context);
   AnalyzeIbTools(events_, findings_, tool_context);
   AnalyzeInspector(events_, findings_, tool_context);
+  AnalyzeKernelMessages(events_, findings_, tool_context);
+  AnalyzeOptics(events_, findings_, tool_context);
 
   TriageReport r;
   r.findings = std::move(findings_);

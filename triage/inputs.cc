@@ -10,10 +10,13 @@
 #include <ostream>
 
 #include "absl/strings/str_cat.h"
+#include "logs/kernel_messages.h"
 #include "logs/nccl_inspector.h"
 #include "logs/ras_json.h"
+#include "optics/readers.h"
 #include "triage/ib.h"
 #include "triage/inspector.h"
+#include "triage/optics.h"
 #include "triage/rdma.h"
 
 namespace railwatch {
@@ -24,16 +27,16 @@ using logs::LogParser;
 
 // Longest line read; the parser itself looks at the first 64 KiB of it and counts the cut.
 constexpr size_t kMaxLineBytes = 1 << 20;
-// InfiniBand tool output, NCCL RAS JSON and NCCL Inspector output are read whole (their readers
-// need the blocks together): the first 64 KiB say whether an input is one, and such an input is
-// kept up to 256 MiB.
+// InfiniBand tool output, NCCL RAS JSON, NCCL Inspector output and mlxlink --json are read whole
+// (their readers need the blocks together): the first 64 KiB say whether an input is one, and
+// such an input is kept up to 256 MiB.
 constexpr size_t kIbHeadBytes = 64 * 1024;
 constexpr size_t kMaxIbBytes = size_t{256} << 20;
 
 // Keeps an input's text while it may be one read whole.
 struct IbText {
   std::string text;
-  bool decided = false, keep = false, too_long = false, inspector = false;
+  bool decided = false, keep = false, too_long = false, inspector = false, mlxlink_json = false;
   void Add(const std::string& line) {
     if (decided && !keep) return;
     if (text.size() + line.size() + 1 > kMaxIbBytes) {
@@ -50,15 +53,19 @@ struct IbText {
     if (decided) return;
     decided = true;
     inspector = logs::LooksLikeInspectorOutput(text);
-    keep = inspector || LooksLikeIbToolOutput(text) || logs::LooksLikeRasJson(text);
+    mlxlink_json = !inspector && optics::LooksLikeMlxlinkJson(text);
+    keep = inspector || mlxlink_json || LooksLikeIbToolOutput(text) ||
+           logs::LooksLikeRasJson(text);
     if (!keep) std::string().swap(text);
   }
 };
 
 // Feeds `in` line by line, in chunks: a file of any size or shape, even one without a single
-// newline, costs bounded memory. Lines of `rdma` tool output go to `rdma`, the rest to `parser`
-// (with their true line numbers).
+// newline, costs bounded memory. Lines of `rdma` tool output go to `rdma`, lines of optics tool
+// output to `optics`, kernel messages (dmesg, journal) to `kernel`, the rest to `parser` (with
+// their true line numbers).
 bool FeedStream(std::istream& in, LogParser& parser, RdmaToolParser& rdma,
+                optics::ToolOutputReader& optics, logs::KernelMessageParser& kernel,
                 std::vector<LogEvent>& events, IbText& ib) {
   std::string chunk(64 * 1024, '\0');
   std::string line;
@@ -67,7 +74,8 @@ bool FeedStream(std::istream& in, LogParser& parser, RdmaToolParser& rdma,
   bool renumber = false;
   auto feed = [&](const std::string& l) {
     ib.Add(l);
-    if (rdma.Feed(l, ++line_number)) {
+    if (rdma.Feed(l, ++line_number) || optics.Feed(l, line_number) ||
+        kernel.FeedLine(l, line_number, events)) {
       renumber = true;
       return;
     }
@@ -96,9 +104,33 @@ bool FeedStream(std::istream& in, LogParser& parser, RdmaToolParser& rdma,
   }
   if (!line.empty()) feed(line);
   parser.Finish(events);
+  kernel.Flush(events);
   rdma.Finish();
+  optics.Finish();
   ib.Decide();
   return !in.bad();
+}
+
+// An input's optics tool output: its problems on `err` (FILE:LINE:COLUMN), its readings as
+// optics.* events, what was read in `input`.
+void AddOptics(optics::ToolOutput output, const std::string& file, TriageInput& input,
+               std::vector<LogEvent>& events, std::ostream& err) {
+  for (const optics::ToolProblem& p : output.problems) {
+    err << "railwatch triage: " << p.ToString(file) << "\n";
+  }
+  input.optics_lines = output.lines;
+  input.optics_readings = output.readings.size();
+  input.optics_problems = output.problems.size();
+  for (const optics::ToolReading& r : output.readings) {
+    const std::string tool(optics::ToolFormatName(r.format));
+    if (std::find(input.optics_tools.begin(), input.optics_tools.end(), tool) ==
+        input.optics_tools.end()) {
+      input.optics_tools.push_back(tool);
+    }
+  }
+  std::vector<LogEvent> optics_events = OpticsToolEvents(output, file);
+  events.insert(events.end(), std::make_move_iterator(optics_events.begin()),
+                std::make_move_iterator(optics_events.end()));
 }
 
 void AddStats(const LogParser::Stats& s, LogParser::Stats& total) {
@@ -140,10 +172,12 @@ TriageInputs ReadTriageInputs(const std::vector<std::string>& files, std::istrea
     input.name = file;
     LogParser parser(file);
     RdmaToolParser rdma;
+    optics::ToolOutputReader optics;
+    logs::KernelMessageParser kernel(file);
     IbText ib;
     std::error_code ec;
     if (file == "-") {
-      if (!FeedStream(in, parser, rdma, out.events, ib)) {
+      if (!FeedStream(in, parser, rdma, optics, kernel, out.events, ib)) {
         input.error = "read error on standard input";
       }
     } else if (!std::filesystem::exists(file, ec)) {
@@ -155,7 +189,7 @@ TriageInputs ReadTriageInputs(const std::vector<std::string>& files, std::istrea
       std::ifstream f(file, std::ios::binary);
       if (!f) {
         input.error = absl::StrCat("cannot open: ", std::strerror(errno));
-      } else if (!FeedStream(f, parser, rdma, out.events, ib)) {
+      } else if (!FeedStream(f, parser, rdma, optics, kernel, out.events, ib)) {
         input.error = absl::StrCat("read error: ", std::strerror(errno));
       }
     }
@@ -166,6 +200,11 @@ TriageInputs ReadTriageInputs(const std::vector<std::string>& files, std::istrea
       err << "railwatch triage: " << file << ": " << input.error << "\n";
     }
     input.stats = parser.stats();
+    // Kernel messages (dmesg, journal) are lines of the input like the logs' own.
+    input.kernel = kernel.stats();
+    AddStats(input.kernel, input.stats);
+    input.stats.problems.insert(input.stats.problems.end(), input.kernel.problems.begin(),
+                                input.kernel.problems.end());
     for (const auto& p : input.stats.problems) {
       err << "railwatch triage: " << file << ":" << p.line << ": " << p.reason << "\n";
     }
@@ -176,6 +215,20 @@ TriageInputs ReadTriageInputs(const std::vector<std::string>& files, std::istrea
     std::vector<LogEvent> rdma_events = RdmaToolEvents(input.rdma, file);
     out.events.insert(out.events.end(), std::make_move_iterator(rdma_events.begin()),
                       std::make_move_iterator(rdma_events.end()));
+    optics::ToolOutput optics_output = optics.TakeOutput();
+    if (ib.keep && ib.mlxlink_json) {
+      // mlxlink --json: read whole; its lines are the document's, not unknown log lines.
+      optics::ToolOutput json = optics::ReadMlxlinkJson(ib.text);
+      input.stats.recognized += input.stats.unknown;
+      input.stats.unknown = 0;
+      for (const optics::ToolReading& r : json.readings) {
+        input.stats.events += r.module.has_value() + r.fec.has_value() + r.phy.has_value();
+      }
+      optics_output.lines += json.lines;
+      for (optics::ToolReading& r : json.readings) optics_output.readings.push_back(std::move(r));
+      for (optics::ToolProblem& p : json.problems) optics_output.problems.push_back(std::move(p));
+    }
+    AddOptics(std::move(optics_output), file, input, out.events, err);
     if (ib.too_long) {
       err << "railwatch triage: " << file << ": over " << (kMaxIbBytes >> 20)
           << " MiB: not read as "
@@ -192,6 +245,8 @@ TriageInputs ReadTriageInputs(const std::vector<std::string>& files, std::istrea
       input.stats.events += ras.size();
       out.events.insert(out.events.end(), std::make_move_iterator(ras.begin()),
                         std::make_move_iterator(ras.end()));
+    } else if (ib.keep && ib.mlxlink_json) {
+      // Read above, with the optics lines.
     } else if (ib.keep && ib.inspector) {
       // NCCL Inspector records (JSONL or the Prometheus textfile): summarised with every other
       // input's after the loop.

@@ -1,9 +1,10 @@
 #pragma once
 
 // The inputs of `railwatch triage`: files (or standard input) of NCCL, PyTorch, NCCL RAS and
-// nccl-tests logs, with pasted `rdma` tool output anywhere among their lines, parsed into
-// log events with their true file:line; and inputs read whole: InfiniBand tool output, NCCL
-// RAS JSON and NCCL Inspector output.
+// nccl-tests logs, with pasted `rdma` tool output and optics, FEC and PHY tool output
+// (optics/readers.h: ethtool -m / --show-fec / -S, mlxlink, SONiC) anywhere among their lines,
+// parsed into log events with their true file:line; and inputs read whole: InfiniBand tool
+// output, NCCL RAS JSON, NCCL Inspector output and mlxlink --json.
 
 #include <iosfwd>
 #include <string>
@@ -28,6 +29,16 @@ struct TriageInput {
   // NCCL Inspector output (the whole input is one): how many records it held
   // (TriageInputs::inspector).
   size_t inspector_records = 0;
+  // Optics, FEC and PHY tool output among its lines (or mlxlink --json, read whole): lines
+  // taken, readings (blocks of output; each an optics.* event per part: triage/optics.h),
+  // problems, and the tools in order of first appearance ("ethtool -m", "mlxlink" ...).
+  int optics_lines = 0;
+  size_t optics_readings = 0;
+  size_t optics_problems = 0;
+  std::vector<std::string> optics_tools;
+  // Kernel messages among its lines (dmesg, journalctl -k: logs/kernel_messages.h), also
+  // counted in `stats`.
+  logs::LogParser::Stats kernel;
   std::string error;    // why it could not be read, "" when it was
   Failure failure = Failure::kNone;
 };

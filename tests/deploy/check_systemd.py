@@ -5,7 +5,8 @@ where systemd's tools are installed, what systemd itself says about the files.
   check_systemd.py BUILD_DIR
 
 - every unit runs as the sysusers.d user, restarts on failure, and carries the hardening
-  keys below; no capability is kept; only the host agent sees devices, and only RDMA verbs;
+  keys below; no capability is kept but the host agent's two (HOST_AGENT); only the host
+  agent sees devices, and only RDMA verbs and /dev/kmsg;
 - every flag of ExecStart, of the EnvironmentFile examples' variables (parsed the way systemd
   parses them) and of their "flags worth knowing" comments is in the program's --helpfull;
   every $VARIABLE ExecStart uses is set by its EnvironmentFile example;
@@ -53,6 +54,15 @@ REQUIRED = {
     "SystemCallArchitectures": "native",
     "CapabilityBoundingSet": "",
     "AmbientCapabilities": "",
+}
+# The host agent's exceptions (docs/OPERATIONS.md, "Host agent privileges"): two
+# capabilities, CAP_NET_ADMIN for module EEPROMs (ethtool's module EEPROM get, netlink or
+# ioctl) and CAP_SYSLOG for /dev/kmsg (kernel.dmesg_restrict=1, Debian's default), and the
+# kernel log readable.
+HOST_AGENT = {
+    "ProtectKernelLogs": "no",
+    "CapabilityBoundingSet": "CAP_NET_ADMIN CAP_SYSLOG",
+    "AmbientCapabilities": "CAP_NET_ADMIN CAP_SYSLOG",
 }
 ADDRESS_FAMILIES = {"AF_UNIX", "AF_INET", "AF_INET6", "AF_NETLINK"}
 
@@ -124,7 +134,10 @@ def check_unit(p, path, build_dir):
     where = rel(path)
     entries = parse_unit(path)
     name = os.path.basename(path)
-    for key, want in REQUIRED.items():
+    required = dict(REQUIRED)
+    if name == "railwatch-agent.service":
+        required.update(HOST_AGENT)
+    for key, want in required.items():
         got = last(entries, key)
         p.check(got == want, where, f"{key}={want!r} required, found {got!r}")
     families = set((last(entries, "RestrictAddressFamilies") or "").split())
@@ -138,8 +151,8 @@ def check_unit(p, path, build_dir):
         # policy that allows the verbs devices and nothing else, instead of PrivateDevices.
         p.check(last(entries, "PrivateDevices") == "no", where, "host agent: PrivateDevices=no")
         p.check(last(entries, "DevicePolicy") == "closed", where, "host agent: DevicePolicy=closed")
-        p.check(values(entries, "DeviceAllow") == ["char-infiniband_verbs rw"], where,
-                "host agent: DeviceAllow=char-infiniband_verbs rw only")
+        p.check(values(entries, "DeviceAllow") == ["char-infiniband_verbs rw", "/dev/kmsg r"],
+                where, "host agent: DeviceAllow=char-infiniband_verbs rw and /dev/kmsg r only")
     else:
         p.check(last(entries, "PrivateDevices") == "yes", where, "PrivateDevices=yes")
         p.check(not values(entries, "DeviceAllow"), where, "no DeviceAllow")

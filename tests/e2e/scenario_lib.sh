@@ -79,6 +79,7 @@ start_agents() {
     "$AGENT" --server="$GRPC" --hostname="$host" --sysfs_root="$WORK/sys/$host" --interval=1s \
       --ethtool=false --link_events=false --backoff_initial=100ms --backoff_max=1s \
       --nccl_inspector="$WORK/sys/$host/nccl/inspector/*.log" \
+      --optics_dir="$WORK/sys/$host/optics" --optics_interval=2s --kmsg="$WORK/sys/$host/kmsg" \
       --log_state_dir="$WORK/agent-state/$host" >"$AGENT_LOGS/$host.log" 2>&1 &
     PIDS+=($!)
   done

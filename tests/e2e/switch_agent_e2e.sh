@@ -80,6 +80,34 @@ for s in 'fabric_pfc_pause_frames_total{direction="rx",interface="Ethernet0",pri
   has "$WORK/m2.txt" "$s" || fail "missing on /metrics: $s"
 done
 
+# Switch optics and FEC (docs/LINK_HEALTH.md): every dialect's module readings under the
+# port's own name (OpenConfig's transceiver components joined to their interfaces), the
+# module's identity, its thresholds where the switch serves them (not EOS), and FEC counters.
+for s in 'fabric_optics_temperature_celsius{interface="Ethernet0",switch="leaf-r0"}' \
+         'fabric_optics_rx_power_dbm{interface="Ethernet0",lane="4",switch="leaf-r0"}' \
+         'fabric_optics_threshold{interface="Ethernet0",level="warning_low",quantity="rx_power_dbm",switch="leaf-r0"}' \
+         'fabric_optics_tx_power_dbm{interface="Ethernet1",lane="1",switch="leaf-r1"}' \
+         'fabric_optics_tx_bias_amperes{interface="Ethernet1",lane="4",switch="leaf-r2"}' \
+         'fabric_optics_threshold{interface="Ethernet1",level="alarm_high",quantity="temperature_celsius",switch="leaf-r2"}' \
+         'fabric_optics_supply_voltage_volts{interface="swp1",switch="leaf-r3"}' \
+         'fabric_switch_interface_fec_corrected_blocks_total{interface="Ethernet0",switch="leaf-r0"}' \
+         'fabric_switch_interface_fec_codewords_total{interface="Ethernet0",switch="leaf-r0",symbol_errors="0"}' \
+         'fabric_switch_interface_fec_corrected_blocks_total{interface="Ethernet1",switch="leaf-r1"}' \
+         'fabric_switch_interface_pre_fec_bit_error_ratio{interface="Ethernet1",switch="leaf-r2"}' \
+         'fabric_switch_interface_fec_uncorrectable_blocks_total{interface="swp1",switch="leaf-r3"}'; do
+  has "$WORK/m2.txt" "$s" || fail "missing on /metrics: $s"
+done
+for leaf in leaf-r0 leaf-r1 leaf-r2 leaf-r3; do
+  grep -q "^fabric_optics_module_info{form_factor=\"OSFP\",interface=\"${PORT1[$leaf]}\",media=\"400GBASE-DR4\",part_number=\"MMS4X00-NS400\",serial=\"MT2423FT[0-9]*\",switch=\"$leaf\",vendor=\"NVIDIA\"} 1" "$WORK/m2.txt" \
+    || fail "no module identity for $leaf ${PORT1[$leaf]}"
+done
+! grep -q '^fabric_optics_threshold{[^}]*switch="leaf-r1"' "$WORK/m2.txt" \
+  || fail "the simulated EOS serves no thresholds, yet leaf-r1 has some"
+! grep -q '^fabric_optics_[a-z_]*{[^}]*component=' "$WORK/m2.txt" \
+  || fail "an optics series kept its transceiver component instead of its interface"
+rx=$(value "$WORK/m2.txt" 'fabric_optics_rx_power_dbm{interface="swp1",lane="2",switch="leaf-r3"}')
+awk -v v="$rx" 'BEGIN { exit !(v > -6.9 && v < 4) }' || fail "leaf-r3 swp1 lane 2 receives ${rx} dBm"
+
 # The PFC storm from gpu-node-001/mlx5_0 (leaf-r0 Ethernet0, SONiC) started at 4 s: pauses at
 # storm rate on priority 3, and the switch's PFC watchdog fires.
 storm='fabric_pfc_pause_frames_total{direction="rx",interface="Ethernet0",priority="3",switch="leaf-r0"}'
@@ -118,4 +146,4 @@ has "$WORK/m5.txt" 'railwatch_gnmi_target_connected{agent="switch-agent-1",targe
 grep -q 'leaf-r7' "$WORK/agents.txt" || fail "railwatch agents does not list the targets: $(cat "$WORK/agents.txt")"
 
 echo "PASS: 8 simulated switches of 4 dialects -> switch agent -> railwatchd: the same canonical" \
-  "series on /metrics, storm rate ${rate}/s, flap and LLDP miswire seen"
+  "series on /metrics (optics and FEC too), storm rate ${rate}/s, flap and LLDP miswire seen"

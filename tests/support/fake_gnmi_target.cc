@@ -357,4 +357,10 @@ namespace {
   return Update(path, time, std::move(v));
 }
 
+::gnmi::SubscribeResponse DoubleUpdate(const std::string& path, double value, int64_t time) {
+  ::gnmi::TypedValue v;
+  v.set_double_val(value);
+  return Update(path, time, std::move(v));
+}
+
 }  // namespace railwatch::testing

@@ -32,9 +32,11 @@ class FakeGnmiTarget {
     std::string client_ca_pem;
     // A Subscribe that names a path containing one of these is refused with NOT_FOUND, as a
     // real target refuses a path it does not serve. By default the shipped profiles' optional
-    // port-identity paths: most tests want the one stream that carries what they broadcast.
-    std::vector<std::string> refused_paths = {"/ethernet/state/mac-address",
-                                              "/ethernet/state/port-speed", "/PORT_TABLE"};
+    // paths (port identity, transceivers, pre-FEC BER): most tests want the one stream that
+    // carries what they broadcast.
+    std::vector<std::string> refused_paths = {
+        "/ethernet/state/mac-address", "/ethernet/state/port-speed", "/PORT_TABLE",
+        "/components/", "/state/transceiver", "/pre-fec-ber", "/TRANSCEIVER_"};
   };
 
   explicit FakeGnmiTarget(Options options);
@@ -91,5 +93,6 @@ class FakeGnmiTarget {
 ::gnmi::SubscribeResponse UintUpdate(const std::string& path, uint64_t value, int64_t time);
 ::gnmi::SubscribeResponse StringUpdate(const std::string& path, const std::string& value,
                                        int64_t time);
+::gnmi::SubscribeResponse DoubleUpdate(const std::string& path, double value, int64_t time);
 
 }  // namespace railwatch::testing

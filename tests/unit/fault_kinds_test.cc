@@ -54,6 +54,18 @@ std::vector<std::string> Describe(const SysfsFabric::Options& h, const SwitchFab
   for (const RankHang& x : h.rank_hangs) {
     out.push_back(absl::StrCat("rank_hang ", x.host, "/", x.device, "@", At(x.at)));
   }
+  for (const LinkAtRisk& x : h.links_at_risk) {
+    out.push_back(absl::StrCat("at_risk ", static_cast<int>(x.what), " ", x.host, "/", x.device,
+                               "@", At(x.at), " ", x.to, " over ", At(x.ramp), " fails ",
+                               At(x.fails_after)));
+  }
+  for (const NicHealth& x : h.nic_health) {
+    out.push_back(absl::StrCat("nic_health ", x.host, "/", x.device, "@", At(x.at), " x", x.count,
+                               " every ", At(x.period)));
+  }
+  for (const PcieAer& x : h.pcie_aer) {
+    out.push_back(absl::StrCat("pcie_aer ", x.host, "/", x.device, "@", At(x.at), " ", x.per_minute));
+  }
   for (const EcnMisconfig& m : h.ecn_misconfigs) {
     out.push_back(absl::StrCat("host ecn ", m.switch_name, " g", m.group, " r", m.rail, "@", At(m.at),
                                " ", m.threshold_offset_kb));
@@ -105,7 +117,7 @@ TEST(FaultKinds, EachRegisteredOnceWithItsFlag) {
     EXPECT_NE(absl::FindCommandLineFlag(k->flag), nullptr) << k->flag;
     for (absl::string_view c : k->companion_flags) EXPECT_NE(absl::FindCommandLineFlag(c), nullptr) << c;
   }
-  EXPECT_EQ(names.size(), 19u);
+  EXPECT_EQ(names.size(), 24u);
   EXPECT_EQ(FindFaultKind("pfc_strom"), nullptr);
   EXPECT_EQ(FindFaultKindByTruth("nic_degrade")->kind, "link_degrade");
   EXPECT_EQ(FindFaultKind("pfc_deadlock")->culprit,
@@ -135,6 +147,11 @@ faults:
   - {kind: nccl_error, at: 2m, host: gpu-node-003, error: ib_completion}
   - {kind: slow_rank, at: 130s, host: gpu-node-004, device: mlx5_1}
   - {kind: rank_hang, at: 140s, host: gpu-node-001, device: mlx5_3}
+  - {kind: ber_rising, at: 150s, host: gpu-node-002, device: mlx5_0, to: 2e-4}
+  - {kind: optics_drift, at: 160s, host: gpu-node-003, device: mlx5_1}
+  - {kind: optics_hot, at: 170s, host: gpu-node-004, device: mlx5_2, to: 5}
+  - {kind: nic_health, at: 180s, host: gpu-node-001, device: mlx5_0, count: 2}
+  - {kind: pcie_aer, at: 190s, host: gpu-node-002, device: mlx5_1, per_minute: 12}
 )");
 
   const std::vector<std::pair<const char*, const char*>> flags = {
@@ -152,6 +169,11 @@ faults:
       {"nccl_error", "gpu-node-003@120s:ib_completion"},
       {"slow_rank", "gpu-node-004/mlx5_1@130s"},
       {"rank_hang", "gpu-node-001/mlx5_3@140s"},
+      {"ber_rising", "gpu-node-002/mlx5_0@150s:2e-4"},
+      {"optics_drift", "gpu-node-003/mlx5_1@160s"},
+      {"optics_hot", "gpu-node-004/mlx5_2@170s:5"},
+      {"nic_health", "gpu-node-001/mlx5_0@180s:2"},
+      {"pcie_aer", "gpu-node-002/mlx5_1@190s:12"},
   };
   SysfsFabric::Options from_flags_hosts;
   SwitchFabric::Options from_flags_switches;
@@ -183,6 +205,11 @@ faults:
                                 "straggler gpu-node-003/mlx5_3@1m10s 0.4",
                                 "slow_rank gpu-node-004/mlx5_1@2m10s 0.75",
                                 "rank_hang gpu-node-001/mlx5_3@2m20s",
+                                "at_risk 0 gpu-node-002/mlx5_0@2m30s 0.0002 over 3m fails 4m",
+                                "at_risk 1 gpu-node-003/mlx5_1@2m40s 12 over 3m fails 4m",
+                                "at_risk 2 gpu-node-004/mlx5_2@2m50s 5 over 3m fails 4m",
+                                "nic_health gpu-node-001/mlx5_0@3m x2 every 20s",
+                                "pcie_aer gpu-node-002/mlx5_1@3m10s 12",
                                 "host ecn leaf-g1-r2 g1 r2@1m20s 2",
                                 "switch ecn leaf-g1-r2 g1 r2@1m20s 2",
                                 "wrong_priority gpu-node-004@1m30s",

@@ -31,14 +31,16 @@ TEST(LoadPlaybooks, ShippedRulesLoadCleanly) {
   }
   // The production playbooks of issue 5 (docs/PLAYBOOKS.md), topology_mismatch (issue 21) and
   // InfiniBand's own (issue 22), straggler_rank and job_hang from NCCL's
-  // Inspector and RAS (issue 23).
+  // Inspector and RAS (issue 23), link and NIC health (issue 24).
   EXPECT_THAT(names, ::testing::UnorderedElementsAre(
                          "pfc_storm", "pfc_pause_relay", "pfc_deadlock", "link_flap",
                          "link_degradation", "straggler_rail", "ecn_misconfiguration",
                          "roce_retransmissions", "wrong_traffic_class", "nic_gone", "topology_mismatch",
                          "nccl_failure", "ib_congestion", "ib_transmit_discards",
                          "ib_link_downtrained", "ib_link_ber", "ib_cable_hot",
-                         "ib_cable_alarm", "straggler_rank", "job_hang"));
+                         "ib_cable_alarm", "straggler_rank", "job_hang", "link_at_risk",
+                         "nic_unhealthy", "nic_failing", "pcie_degraded",
+                         "pcie_uncorrectable"));
   auto it = std::find_if(r.playbooks.begin(), r.playbooks.end(),
                          [](const Playbook& p) { return p.name == "link_flap"; });
   ASSERT_NE(it, r.playbooks.end());

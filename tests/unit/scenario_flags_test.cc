@@ -164,6 +164,8 @@ TEST(ScenarioFlags, DaemonAndAgents) {
                           "--ethtool_dumps=/w/sys/gpu-node-002/ethtool", "--link_events=false",
                           "--log_paths=/w/sys/gpu-node-002/nccl/*.log",
                           "--nccl_inspector=/w/sys/gpu-node-002/nccl/inspector/*.log",
+                          "--optics_dir=/w/sys/gpu-node-002/optics", "--optics_interval=2s",
+                          "--kmsg=/w/sys/gpu-node-002/kmsg",
                           "--lldp_source=file:/w/sys/gpu-node-002/lldpd.json",
                           "--log_state_dir=/w/state/gpu-node-002", "--backoff_initial=100ms",
                           "--backoff_max=1s"));

@@ -101,6 +101,30 @@ void GiveKindsTruth(SysfsFabric::Options& o, SwitchFabric::Options* so) {
     f.error = x.kind;
     x.truth = Apply(f).hosts.nccl_errors.at(0).truth;
   }
+  for (LinkAtRisk& x : o.links_at_risk) {
+    if (!Untold(x.truth)) continue;
+    const char* kind = x.what == LinkAtRisk::What::kBer        ? "ber_rising"
+                       : x.what == LinkAtRisk::What::kRxPower ? "optics_drift"
+                                                               : "optics_hot";
+    ScenarioFault f = Fault(kind, x.host, x.device, x.at);
+    f.to = x.to;
+    f.ramp = x.ramp;
+    f.fails_after = x.fails_after;
+    x.truth = Apply(f).hosts.links_at_risk.at(0).truth;
+  }
+  for (NicHealth& x : o.nic_health) {
+    if (!Untold(x.truth)) continue;
+    ScenarioFault f = Fault("nic_health", x.host, x.device, x.at);
+    f.count = x.count;
+    f.period = x.period;
+    x.truth = Apply(f).hosts.nic_health.at(0).truth;
+  }
+  for (PcieAer& x : o.pcie_aer) {
+    if (!Untold(x.truth)) continue;
+    ScenarioFault f = Fault("pcie_aer", x.host, x.device, x.at);
+    f.per_minute = x.per_minute;
+    x.truth = Apply(f).hosts.pcie_aer.at(0).truth;
+  }
   if (so == nullptr) return;
   for (PfcStorm& x : so->storms) {
     if (!Untold(x.truth)) continue;

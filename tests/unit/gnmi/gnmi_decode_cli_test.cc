@@ -46,6 +46,32 @@ TEST(GnmiDecodeCli, PrintsLeavesAndTheSeriesAProfileMapsThemTo) {
   EXPECT_THAT(r.out, HasSubstr("6 notifications"));
 }
 
+// An interface's transceiver leaf maps to no series: it says which interface the
+// component's optics series belong to.
+TEST(GnmiDecodeCli, AJoinLeafSaysWhichInterfaceItsComponentIs) {
+  GnmiDecodeCommand cmd;
+  cmd.files = {"-"};
+  cmd.profile = "openconfig";
+  cmd.profiles_dir = std::string(RAILWATCH_SOURCE_DIR) + "/profiles/gnmi";
+  const std::string capture =
+      R"(update: { timestamp: 42 update: { path: { elem: { name: "interfaces" } )"
+      R"(elem: { name: "interface" key: { key: "name" value: "Ethernet5" } } )"
+      R"(elem: { name: "state" } elem: { name: "transceiver" } } )"
+      R"(val: { string_val: "Ethernet5 transceiver" } } })";
+  CliRun r = Decode(cmd, capture);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(R"(-> join component="Ethernet5 transceiver" is )"
+                               R"(interface="Ethernet5")"));
+  EXPECT_THAT(r.out, HasSubstr("1 mapped, 0 unmapped"));
+  cmd.json = true;
+  r = Decode(cmd, capture);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const nlohmann::json leaf = nlohmann::json::parse(r.out.substr(0, r.out.find('\n')));
+  EXPECT_EQ(leaf["join"]["label"], "component");
+  EXPECT_EQ(leaf["join"]["value"], "Ethernet5 transceiver");
+  EXPECT_EQ(leaf["labels"]["interface"], "Ethernet5");
+}
+
 TEST(GnmiDecodeCli, JsonLinesFromStdinWithASummary) {
   GnmiDecodeCommand cmd;
   cmd.files = {"-"};

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/text.h"
 #include "gmock/gmock.h"
@@ -85,6 +86,7 @@ const GnmiProfile& Shipped(std::string_view name) {
 std::string MapToString(const GnmiProfile& profile, const OwnedLeaf& leaf) {
   GnmiMappedSeries out;
   if (!profile.Map(leaf.View(), out)) return "";
+  if (out.metric == nullptr) return FormatSeries(absl::StrCat("join:", out.rule->join_label), out.labels);
   return FormatSeries(out.metric->name, out.labels);
 }
 
@@ -465,7 +467,9 @@ std::vector<std::string> MapAll(const GnmiProfile& profile,
         continue;
       }
       std::optional<double> v = m.rule->Evaluate(leaf.value);
-      out.push_back(absl::StrCat(FormatSeries(m.metric->name, m.labels), " ",
+      const std::string name =
+          m.metric != nullptr ? std::string(m.metric->name) : absl::StrCat("join:", m.rule->join_label);
+      out.push_back(absl::StrCat(FormatSeries(name, m.labels), " ",
                                  v.has_value() ? absl::StrCat(*v) : "none"));
     }
   }

@@ -1,5 +1,6 @@
 // The switch collector against an in-process fake gNMI target: SAMPLE and ON_CHANGE updates
 // become canonical points and events with the switch label and the notifications' times.
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -118,14 +119,15 @@ TEST_F(SwitchCollectorTest, ReportsTargetHealth) {
   EXPECT_NEAR(last.back().gauge, absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()), 60);
 }
 
-// The fake target refuses the profile's optional port-identity paths (its default), as a
-// switch that does not serve them: the counters' stream goes on, the target counts as
-// connected, and the refusals are reported apart.
+// The fake target refuses the profile's optional paths (its default), as a switch that does
+// not serve them: the counters' stream goes on, the target counts as connected, and the
+// refusals are reported apart. Five optional streams: the port's MAC, its speed, the
+// transceiver group (one stream for its six paths), the thresholds, the pre-FEC BER.
 TEST_F(SwitchCollectorTest, ARefusedOptionalPathCostsNothingElse) {
   ASSERT_TRUE(CollectUntil(*collector_, log_, [&] {
-    return collector_->target_stats(0).refused_subscriptions == 2;
+    return collector_->target_stats(0).refused_subscriptions == 5;
   }));
-  EXPECT_GE(target_.refusals(), 2);
+  EXPECT_GE(target_.refusals(), 5);
   EXPECT_EQ(target_.stream_count(), 1);
   ASSERT_EQ(target_.Broadcast(UintUpdate(kInOctets, 5, kT0)), 1);
   CollectUpdates(1);
@@ -135,7 +137,7 @@ TEST_F(SwitchCollectorTest, ARefusedOptionalPathCostsNothingElse) {
   EXPECT_EQ(connected.back().gauge, 1);
   const auto refused = log_.Of("railwatch_gnmi_target_refused_subscriptions", who);
   ASSERT_FALSE(refused.empty());
-  EXPECT_EQ(refused.back().gauge, 2);
+  EXPECT_EQ(refused.back().gauge, 5);
   EXPECT_EQ(log_.Of("fabric_switch_interface_receive_bytes_total").size(), 1u);
 }
 
@@ -152,7 +154,8 @@ TEST(SwitchCollectorIdentityTest, PortMacAndSpeedFromTheirOwnStreams) {
   auto c = GnmiSwitchCollector::Create(std::move(options), ShippedProfiles());
   ASSERT_TRUE(c.ok()) << c.status();
   (*c)->Start();
-  ASSERT_TRUE(target.WaitForStreams(3, absl::Seconds(20)));  // counters, MAC, speed
+  // Counters, MAC, speed (and the transceivers', thresholds' and pre-FEC BER's streams).
+  ASSERT_TRUE(target.WaitForStreams(3, absl::Seconds(20)));
   EXPECT_EQ(target.refusals(), 0);
   target.Broadcast(StringUpdate("/interfaces/interface[name=Ethernet4]/ethernet/state/mac-address",
                                 "0C:42:A1:00:00:04", kT0));
@@ -258,6 +261,91 @@ TEST_F(SwitchCollectorTest, LldpAttributesBecomeLabelsOfOneInfoSeries) {
   // Later cycles restate it (an ON_CHANGE leaf is sent once), always as 1.
   for (const auto& p : moved) EXPECT_EQ(p.gauge, 1);
   EXPECT_EQ(log_.Of("fabric_lldp_neighbor_info", full).size(), before);
+}
+
+// openconfig-platform-transceiver: a module's leaves are under its component, and the
+// interface's state/transceiver leaf names that component. A reading that comes first is held
+// until the join is known, then sent with the interface (and its own time); a second
+// interface naming the same module (a breakout) takes it only when the first lets it go.
+TEST_F(SwitchCollectorTest, TransceiverLeavesTakeTheInterfaceThatNamesTheirComponent) {
+  const std::string temperature =
+      "/components/component[name=Ethernet1 transceiver]/state/temperature/instant";
+  ASSERT_EQ(target_.Broadcast(DoubleUpdate(temperature, 47.5, kT0)), 1);
+  CollectUpdates(1);
+  EXPECT_TRUE(log_.SeriesOf("fabric_optics_temperature_celsius").empty());
+
+  const std::string of1 = "/interfaces/interface[name=Ethernet1]/state/transceiver";
+  ASSERT_EQ(target_.Broadcast(StringUpdate(of1, "Ethernet1 transceiver", kT0 + 1)), 1);
+  CollectUpdates(2);
+  const Labels on1 = {{"interface", "Ethernet1"}, {"switch", "leaf-r0"}};
+  const auto ids = log_.SeriesOf("fabric_optics_temperature_celsius");
+  ASSERT_EQ(ids.size(), 1u);
+  EXPECT_EQ(log_.definitions[ids[0]].labels, on1);
+  auto points = log_.Of("fabric_optics_temperature_celsius", on1);
+  ASSERT_FALSE(points.empty());
+  EXPECT_EQ(points[0].gauge, 47.5);
+  EXPECT_EQ(points[0].time_unix_nano, kT0);
+
+  // Ethernet2 names the same module (a breakout): Ethernet1 keeps it ...
+  ASSERT_EQ(target_.Broadcast(StringUpdate("/interfaces/interface[name=Ethernet2]/state/transceiver",
+                                           "Ethernet1 transceiver", kT0 + 2)),
+            1);
+  ASSERT_EQ(target_.Broadcast(DoubleUpdate(temperature, 48.0, kT0 + 3)), 1);
+  CollectUpdates(4);
+  points = log_.Of("fabric_optics_temperature_celsius", on1);
+  EXPECT_EQ(points.back().gauge, 48.0);
+  // ... until Ethernet1's leaf is deleted: the module's series is Ethernet2's from then on.
+  ::gnmi::SubscribeResponse del;
+  del.mutable_update()->set_timestamp(kT0 + 4);
+  *del.mutable_update()->add_delete_() = *ParseGnmiPath(of1);
+  ASSERT_EQ(target_.Broadcast(del), 1);
+  ASSERT_EQ(target_.Broadcast(DoubleUpdate(temperature, 49.0, kT0 + 5)), 1);
+  CollectUpdates(5);
+  const Labels on2 = {{"interface", "Ethernet2"}, {"switch", "leaf-r0"}};
+  ASSERT_TRUE(CollectUntil(*collector_, log_, [&] {
+    return !log_.Of("fabric_optics_temperature_celsius", on2).empty();
+  }));
+  const auto moved = log_.Of("fabric_optics_temperature_celsius", on2);
+  EXPECT_EQ(moved[0].gauge, 49.0);
+  EXPECT_EQ(moved[0].time_unix_nano, kT0 + 5);
+  // The old series goes stale: not restated.
+  const size_t before = log_.Of("fabric_optics_temperature_celsius", on1).size();
+  ASSERT_TRUE(collector_->Collect(log_).ok());
+  EXPECT_EQ(log_.Of("fabric_optics_temperature_celsius", on1).size(), before);
+  EXPECT_EQ(collector_->target_stats(0).errors, 0u);
+}
+
+// SONiC's "N/A" (a lane the module does not have, a reading it cannot make): no point and no
+// error; a value the series had is not restated any more.
+TEST(SwitchCollectorSonicOpticsTest, AbsentReadingsAreNeitherPointsNorErrors) {
+  FakeGnmiTarget target({});
+  ASSERT_TRUE(target.Start().ok());
+  GnmiSwitchCollector::Options options;
+  GnmiTargetConfig sonic = TestTarget("leaf-r0", target.address());
+  sonic.profile = "sonic";
+  options.targets.push_back(sonic);
+  options.channel = FastChannel();
+  auto c = GnmiSwitchCollector::Create(std::move(options), ShippedProfiles());
+  ASSERT_TRUE(c.ok()) << c.status();
+  (*c)->Start();
+  ASSERT_TRUE(target.WaitForStreams(1, absl::Seconds(20)));
+  const std::string rx1 = "/TRANSCEIVER_DOM_SENSOR/Ethernet0/rx1power";
+  ASSERT_GE(target.Broadcast(StringUpdate(rx1, "-2.5", kT0)), 1);
+  ASSERT_GE(target.Broadcast(StringUpdate("/TRANSCEIVER_DOM_SENSOR/Ethernet0/rx5power", "N/A", kT0)), 1);
+  PointLog log;
+  ASSERT_TRUE(CollectUntil(**c, log, [&] {
+    return !log.Of("fabric_optics_rx_power_dbm").empty();
+  }));
+  const Labels lane1 = {{"interface", "Ethernet0"}, {"lane", "1"}, {"switch", "leaf-r0"}};
+  EXPECT_EQ(log.SeriesOf("fabric_optics_rx_power_dbm").size(), 1u);
+  EXPECT_EQ(log.Of("fabric_optics_rx_power_dbm", lane1).front().gauge, -2.5);
+  ASSERT_GE(target.Broadcast(StringUpdate(rx1, "N/A", kT0 + 1)), 1);
+  ASSERT_TRUE(CollectUntil(**c, log, [&] {
+    const size_t before = log.Of("fabric_optics_rx_power_dbm", lane1).size();
+    return (*c)->Collect(log).ok() && log.Of("fabric_optics_rx_power_dbm", lane1).size() == before;
+  }));
+  EXPECT_EQ((*c)->target_stats(0).errors, 0u);
+  (*c)->Stop();
 }
 
 // A switch agent run with --topology (gpu-node-001 on leaf-r0 Ethernet1, gpu-node-002 on
@@ -397,10 +485,22 @@ TEST(SubscribeRequestsTest, OneRequestPerGnmiTargetWithTheTargetInThePrefix) {
     ASSERT_EQ(optional.size(), requests.size()) << p.name();
     size_t subscriptions = 0, optional_subscriptions = 0;
     std::set<std::string> targets;
+    // Which optional group each subscription is in, by path.
+    std::map<std::string, std::string> group_of;
+    for (const GnmiSubscriptionSpec& spec : p.subscriptions()) {
+      group_of[GnmiPathString(spec.path)] = spec.optional_group;
+    }
     for (size_t i = 0; i < requests.size(); ++i) {
       const ::gnmi::SubscribeRequest& r = requests[i];
       if (optional[i]) {
-        EXPECT_EQ(r.subscribe().subscription_size(), 1) << p.name();
+        // Alone, or with the rest of its group (and no other).
+        const std::string group = group_of[GnmiPathString(r.subscribe().subscription(0).path())];
+        if (group.empty()) {
+          EXPECT_EQ(r.subscribe().subscription_size(), 1) << p.name();
+        }
+        for (const ::gnmi::Subscription& s : r.subscribe().subscription()) {
+          EXPECT_EQ(group_of[GnmiPathString(s.path())], group) << p.name();
+        }
       } else {
         EXPECT_TRUE(targets.insert(r.subscribe().prefix().target()).second)
             << p.name() << ": two requests for target " << r.subscribe().prefix().target();
@@ -415,12 +515,18 @@ TEST(SubscribeRequestsTest, OneRequestPerGnmiTargetWithTheTargetInThePrefix) {
     for (const GnmiSubscriptionSpec& spec : p.subscriptions()) declared_optional += spec.optional;
     EXPECT_EQ(subscriptions, p.subscriptions().size()) << p.name();
     EXPECT_EQ(optional_subscriptions, declared_optional) << p.name();
+    const size_t optional_requests = std::count(optional.begin(), optional.end(), true);
     if (p.name() == "sonic") {
       EXPECT_EQ(targets, (std::set<std::string>{"APPL_DB", "COUNTERS_DB", "OC-YANG"}));
-      EXPECT_EQ(declared_optional, 1u);  // PORT_TABLE: the ports' speed
+      // PORT_TABLE (the ports' speed), and the STATE_DB transceiver tables as one group.
+      EXPECT_EQ(declared_optional, 4u);
+      EXPECT_EQ(optional_requests, 2u);
     } else {
       EXPECT_EQ(targets.size(), 1u) << p.name();
-      EXPECT_EQ(declared_optional, 2u) << p.name();  // ethernet/state mac-address, port-speed
+      // ethernet/state mac-address and port-speed, the six transceiver paths as one group,
+      // the thresholds and the pre-FEC BER.
+      EXPECT_EQ(declared_optional, 10u) << p.name();
+      EXPECT_EQ(optional_requests, 5u) << p.name();
     }
   }
 }
