@@ -154,9 +154,10 @@ Block& Classifier::Open(BlockKind kind, LogEvent e, const Message& m) {
 void Classifier::Close(const std::string& pci) {
   auto it = open_.find(pci);
   if (it == open_.end()) return;
+  // `pci` may be the map's own key (FlushAll, Open's eviction): done with it before the erase.
+  if (last_block_ == pci) last_block_.clear();
   CloseBlock(it->second);
   open_.erase(it);
-  if (last_block_ == pci) last_block_.clear();
 }
 
 void Classifier::CloseBlock(Block& b) {
