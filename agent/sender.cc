@@ -44,6 +44,9 @@ void Sender::Stop(absl::Duration grace) {
   if (!thread_.joinable()) return;
   {
     absl::MutexLock lock(&mu_);
+    // The stream sends what is left and, with a daemon that acks on request, closes its side
+    // to have the last ack.
+    draining_ = true;
     auto drained = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
       return acked_ >= last_enqueued_ || !stats_.connected;
     };
@@ -75,8 +78,8 @@ void Sender::Enqueue(std::shared_ptr<v1::Batch> batch) {
 }
 
 void Sender::PopFront() {
-  // A few spares cover the batches in flight at a steady state; beyond that, free memory.
-  constexpr size_t kMaxSpares = 4;
+  // Spares cover the batches between two acks at a steady state; beyond that, free memory.
+  const size_t kMaxSpares = options_.ack_every + 2;
   std::shared_ptr<v1::Batch> batch = std::move(queue_.front().batch);
   queue_.pop_front();
   if (batch.use_count() == 1 && spares_.size() < kMaxSpares) spares_.push_back(std::move(batch));
@@ -153,7 +156,8 @@ void Sender::Run() {
     {
       absl::MutexLock lock(&mu_);
       stats_.connected = false;
-      if (stopping_) return;
+      // A drained stream that closed its side for the last ack is the end, not an outage.
+      if (stopping_ || (draining_ && acked_ >= last_enqueued_)) return;
     }
     spdlog::warn("daemon {}: {} (code {}); retrying in {}", options_.server,
                  status.error_message().empty() ? "stream ended" : status.error_message(),
@@ -181,6 +185,7 @@ grpc::Status Sender::RunStream() {
 
   v1::AgentMessage hello;
   *hello.mutable_hello() = options_.hello;
+  hello.mutable_hello()->set_acks_on_request(true);
   v1::DaemonMessage reply;
   const bool answered = stream->Write(hello) && stream->Read(&reply);
   if (!answered || !reply.has_welcome()) {
@@ -204,41 +209,80 @@ grpc::Status Sender::RunStream() {
   spdlog::info("connected to daemon {} (version {})", options_.server,
                reply.welcome().daemon_version());
 
-  // Acks arrive on their own thread; each releases every batch up to its sequence.
+  // Acks arrive on their own thread; each releases every batch up to its sequence. A daemon
+  // that acks on request (Welcome.acks_on_request) is asked every options_.ack_every batches
+  // or options_.ack_after: that thread then wakes for one ack in ack_every, not for each
+  // batch, and the daemon writes one. It also notices the stream ending while no batch is
+  // being written (the keepalive found the daemon gone).
+  const bool on_request = reply.welcome().acks_on_request();
   std::thread reader([&] {
     v1::DaemonMessage msg;
     while (stream->Read(&msg)) {
       if (!msg.has_ack()) continue;
       absl::MutexLock lock(&mu_);
+      ++stats_.acks;
       AckedLocked(msg.ack().sequence());
     }
     absl::MutexLock lock(&mu_);
     stream_broken_ = true;
   });
+  size_t since_request = 0;
+  absl::Time last_request = absl::Now();
 
   size_t definitions_sent = 0;
   bool write_failed = false;
+  bool half_closed = false;
   v1::AgentMessage msg;
   while (true) {
+    bool draining;
     {
       absl::MutexLock lock(&mu_);
       auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-        return stopping_ || stream_broken_ || last_sent_ < last_enqueued_;
+        return stopping_ || draining_ || stream_broken_ || last_sent_ < last_enqueued_;
       };
       mu_.Await(absl::Condition(&ready));
       if (stopping_ || stream_broken_) break;
+      draining = draining_ && last_sent_ >= last_enqueued_;
+    }
+    if (draining) {
+      // Stop is waiting for the last acks. A daemon that acks on request sends them when we
+      // close our side, then ends the stream; an older one has acked every batch already.
+      if (on_request && !half_closed) {
+        half_closed = true;
+        stream->WritesDone();
+      }
+      absl::MutexLock lock(&mu_);
+      auto changed = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+        return stopping_ || stream_broken_ || last_sent_ < last_enqueued_;
+      };
+      mu_.Await(absl::Condition(&changed));
+      if (half_closed && !stopping_ && !stream_broken_) break;  // nothing more may be written
+      continue;
     }
     std::shared_ptr<v1::Batch> batch = NextBatch();
     if (!batch) continue;
     // Series this stream has not been told about yet (ids are dense). They ride on this write
     // only: a later stream that resends the batch sends its own definitions.
     definitions_sent = registry_.AppendDefinitions(definitions_sent, *batch);
+    bool request = false;
+    if (on_request) {
+      absl::MutexLock lock(&mu_);
+      const absl::Time now = absl::Now();
+      request = ++since_request >= options_.ack_every || now - last_request >= options_.ack_after ||
+                draining_;
+      if (request) {
+        since_request = 0;
+        last_request = now;
+      }
+    }
+    batch->set_ack_requested(request);
     // Lend the queued batch to the message instead of copying it: Write serialises it before
     // returning.
     msg.set_allocated_batch(batch.get());
     const bool written = stream->Write(msg);
     (void)msg.release_batch();
     batch->clear_definitions();
+    batch->clear_ack_requested();
     if (!written) {
       write_failed = true;
       break;
@@ -249,9 +293,9 @@ grpc::Status Sender::RunStream() {
     absl::MutexLock lock(&mu_);
     stopping = stopping_;
   }
-  if (!write_failed) stream->WritesDone();
+  if (!write_failed && !half_closed) stream->WritesDone();
   if (stopping) ctx.TryCancel();
-  reader.join();
+  if (reader.joinable()) reader.join();
   clear_ctx();
   grpc::Status status = stream->Finish();
   if (status.ok()) return {grpc::StatusCode::UNAVAILABLE, "daemon closed the stream"};

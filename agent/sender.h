@@ -37,11 +37,17 @@ class Sender {
     // Batches kept in memory (with a spool, a cache of its newest batches).
     size_t max_queued_batches = 600;
     Backoff::Options backoff;
+    // With a daemon that acks on request (Welcome.acks_on_request): ask for an ack every
+    // ack_every batches, or with the first batch after ack_after, and when stopping. Batches
+    // wait in memory (and the spool) until then: a few more than with an ack for each.
+    size_t ack_every = 10;
+    absl::Duration ack_after = absl::Seconds(5);
   };
 
   struct Stats {
     uint64_t batches_sent = 0;
     uint64_t acked_sequence = 0;  // the daemon has stored every batch up to this one
+    uint64_t acks = 0;             // acks read (a Welcome is not one)
     uint64_t batches_dropped = 0;  // from memory, not spooled
     uint64_t batches_from_spool = 0;  // read back from disk to be sent
     uint64_t connects = 0;
@@ -101,6 +107,7 @@ class Sender {
   uint64_t last_enqueued_ ABSL_GUARDED_BY(mu_) = 0;  // or recovered by the spool
   uint64_t last_sent_ ABSL_GUARDED_BY(mu_) = 0;      // on this stream
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;  // Stop is waiting for the last acks
   bool stream_broken_ ABSL_GUARDED_BY(mu_) = false;
   grpc::ClientContext* active_ctx_ ABSL_GUARDED_BY(mu_) = nullptr;
   Stats stats_ ABSL_GUARDED_BY(mu_);

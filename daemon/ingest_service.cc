@@ -33,7 +33,13 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1:
                     "failed)"});
         return;
       }
-      // The agent closed its side, or the stream broke (then OnDone counts it).
+      // The agent closed its side, or the stream broke (then OnDone counts it). An agent that
+      // asks for its acks closes its side to have the last of them before it stops.
+      if (stream_.acks_on_request() && stream_.last_sequence() > 0) {
+        IngestStream::Reply last;
+        last.ack = stream_.last_sequence();
+        Send(last);
+      }
       FinishOnce(grpc::Status::OK);
       return;
     }
@@ -107,6 +113,7 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1:
     if (reply.welcome) {
       welcome_pending_ = true;
       welcome_sequence_ = *reply.welcome;
+      welcome_acks_on_request_ = stream_.acks_on_request();
     }
     if (reply.ack) ack_pending_ = *reply.ack;
     MaybeWriteLocked();
@@ -124,6 +131,7 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1:
       v1::Welcome* w = out_.mutable_welcome();
       w->set_daemon_version(kVersion);
       w->set_last_sequence(welcome_sequence_);
+      w->set_acks_on_request(welcome_acks_on_request_);
       welcome_pending_ = false;
     } else if (ack_pending_ > 0) {
       out_.Clear();
@@ -169,6 +177,7 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::AgentMessage, v1:
   bool write_broken_ ABSL_GUARDED_BY(mu_) = false;
   bool welcome_pending_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t welcome_sequence_ ABSL_GUARDED_BY(mu_) = 0;
+  bool welcome_acks_on_request_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t ack_pending_ ABSL_GUARDED_BY(mu_) = 0;
   bool finish_requested_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;

@@ -51,6 +51,7 @@ grpc::Status IngestStream::HandleHello(const v1::Hello& hello, Reply& reply) {
   hello_seen_ = true;
   agent_id_ = hello.agent_id();
   instance_id_ = hello.instance_id();
+  acks_on_request_ = hello.acks_on_request();
   last_sequence_ = deps_.agents.Connected(hello, peer_, deps_.clock.NowNanos());
   spdlog::info("agent {} connected from {} (host {}, version {})", agent_id_, peer_,
                hello.hostname(), hello.version());
@@ -100,7 +101,7 @@ grpc::Status IngestStream::HandleBatch(const v1::Batch& batch, Reply& reply) {
     // stream: acknowledge it, store nothing twice.
     deps_.stats.Count(IngestError::kDuplicateBatch);
     last_sequence_ = std::max(last_sequence_, batch.sequence());
-    reply.ack = last_sequence_;
+    if (!acks_on_request_ || batch.ack_requested()) reply.ack = last_sequence_;
     return grpc::Status::OK;
   }
   // The batch's samples go to the store under one lock. The buffer is the thread's: it keeps
@@ -144,7 +145,7 @@ grpc::Status IngestStream::HandleBatch(const v1::Batch& batch, Reply& reply) {
   deps_.agents.BatchStored(agent_id_, last_sequence_, stored, static_cast<uint32_t>(series_.size()),
                            newest, deps_.clock.NowNanos());
   if (watched && deps_.on_watched_update) deps_.on_watched_update();
-  reply.ack = last_sequence_;
+  if (!acks_on_request_ || batch.ack_requested()) reply.ack = last_sequence_;
   return grpc::Status::OK;
 }
 

@@ -55,6 +55,11 @@ class IngestStream {
   void Close();
 
   bool hello_seen() const { return hello_seen_; }
+  // The agent asks for its acks (Hello.acks_on_request, answered in Welcome): a batch without
+  // Batch.ack_requested is stored and acked later.
+  bool acks_on_request() const { return acks_on_request_; }
+  // Every batch up to this one is stored: what a last ack says when the agent closes its side.
+  uint64_t last_sequence() const { return last_sequence_; }
   const std::string& agent_id() const { return agent_id_; }
   const std::string& peer() const { return peer_; }
 
@@ -69,6 +74,7 @@ class IngestStream {
   std::string agent_id_;
   uint64_t instance_id_ = 0;
   uint64_t last_sequence_ = 0;
+  bool acks_on_request_ = false;
   StreamSeriesMap series_;
 };
 

@@ -141,6 +141,7 @@ add_executable(railwatch_robustness_tests
   integration/liveness_test.cc
   integration/liveness_util.cc
   integration/reconnect_churn_test.cc
+  integration/sender_acks_test.cc
   support/fake_gnmi_target.cc
   support/freezing_proxy.cc
   support/http_get.cc

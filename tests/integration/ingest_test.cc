@@ -119,6 +119,51 @@ TEST_F(IngestTest, WelcomeAcksAndDuplicateBatchesStoredOnce) {
   restarted->Finish();
 }
 
+// An agent that offers acks_on_request (agent/sender.cc) is acked only when a batch asks, and
+// once more when it closes its side: one ack for many batches, the last one never lost.
+TEST_F(IngestTest, AcksOnRequestComeWhenAskedAndWhenTheAgentClosesItsSide) {
+  grpc::ClientContext ctx;
+  auto stream = ingest_->Stream(&ctx);
+  v1::AgentMessage hello = Hello(11);
+  hello.mutable_hello()->set_acks_on_request(true);
+  v1::DaemonMessage reply;
+  ASSERT_TRUE(stream->Write(hello));
+  ASSERT_TRUE(stream->Read(&reply));
+  ASSERT_TRUE(reply.has_welcome());
+  EXPECT_TRUE(reply.welcome().acks_on_request());
+
+  ASSERT_TRUE(stream->Write(Batch(1, true, 5)));
+  ASSERT_TRUE(stream->Write(Batch(2, false, 6)));
+  v1::AgentMessage asked = Batch(3, false, 7);
+  asked.mutable_batch()->set_ack_requested(true);
+  ASSERT_TRUE(stream->Write(asked));
+  // The first ack to arrive is the one asked for: batches 1 and 2 had none of their own.
+  ASSERT_TRUE(stream->Read(&reply));
+  ASSERT_TRUE(reply.has_ack());
+  EXPECT_EQ(reply.ack().sequence(), 3u);
+  EXPECT_EQ(Agent().points_received(), 3u);
+
+  ASSERT_TRUE(stream->Write(Batch(4, false, 8)));
+  ASSERT_TRUE(stream->WritesDone());
+  ASSERT_TRUE(stream->Read(&reply));
+  ASSERT_TRUE(reply.has_ack());
+  EXPECT_EQ(reply.ack().sequence(), 4u);
+  EXPECT_FALSE(stream->Read(&reply)) << "a message after the last ack: " << reply.DebugString();
+  EXPECT_TRUE(stream->Finish().ok());
+
+  // An agent that does not offer it (an older one) is told so and acked after every batch.
+  grpc::ClientContext ctx2;
+  auto old_agent = ingest_->Stream(&ctx2);
+  ASSERT_TRUE(old_agent->Write(Hello(12)));
+  ASSERT_TRUE(old_agent->Read(&reply));
+  EXPECT_FALSE(reply.welcome().acks_on_request());
+  ASSERT_TRUE(old_agent->Write(Batch(1, true, 9)));
+  ASSERT_TRUE(old_agent->Read(&reply));
+  EXPECT_EQ(reply.ack().sequence(), 1u);
+  old_agent->WritesDone();
+  EXPECT_TRUE(old_agent->Finish().ok());
+}
+
 TEST_F(IngestTest, BatchBeforeHelloIsRefusedWithClearStatus) {
   grpc::ClientContext ctx;
   auto stream = ingest_->Stream(&ctx);
