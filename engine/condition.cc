@@ -412,8 +412,15 @@ class Parser {
                                                  fn.text, "(", sel->name, "[5m])"));
       }
       std::optional<absl::Duration> window = ParseWindow();
-      if (!window || !ExpectClose(fn, what)) return nullptr;
-      return cond::MakeRange(*range, std::move(*sel), *window);
+      if (!window) return nullptr;
+      absl::Duration stretch = absl::ZeroDuration();
+      if (range->input == cond::RangeInput::kStretches) {
+        std::optional<absl::Duration> s = ParseStretch(*range, *sel, *window);
+        if (!s) return nullptr;
+        stretch = *s;
+      }
+      if (!ExpectClose(fn, what)) return nullptr;
+      return cond::MakeRange(*range, std::move(*sel), *window, stretch);
     }
     if (fn.text == "count_over_time") {
       if (!IsKeyword("events")) {
@@ -503,6 +510,46 @@ class Parser {
     Next();
     if (!Expect("]")) return std::nullopt;
     return *window;
+  }
+
+  // "," duration: the stretch of a function that cuts its window into stretches
+  // (median_rate(x[1h], 5m)); the window must hold the function's fewest stretches.
+  std::optional<absl::Duration> ParseStretch(const RangeFunction& fn, const Selector& sel,
+                                             absl::Duration window) {
+    const std::string name(fn.name);
+    const std::string usage =
+        absl::StrCat(name, " needs the length of its stretches after the window, as in ", name,
+                     "(", sel.name, "[1h], 5m)");
+    if (!IsPunct(",")) {
+      Error(Peek().offset, usage);
+      return std::nullopt;
+    }
+    Next();  // ,
+    const Token& d = Peek();
+    if (d.kind != Tok::kDuration) {
+      Error(d.offset, usage);
+      return std::nullopt;
+    }
+    absl::StatusOr<absl::Duration> stretch = ParseDuration(d.text);
+    if (!stretch.ok() || *stretch <= absl::ZeroDuration()) {
+      Error(d.offset, "the stretch must be longer than zero");
+      return std::nullopt;
+    }
+    if (window < *stretch * static_cast<int64_t>(fn.min_stretches)) {
+      absl::Duration rest;
+      Error(d.offset, absl::StrCat(name, "'s window must hold at least ", fn.min_stretches,
+                                   " stretches: [", HumanDuration(window), "] holds ",
+                                   absl::IDivDuration(window, *stretch, &rest), " of ",
+                                   HumanDuration(*stretch)));
+      return std::nullopt;
+    }
+    if (window > *stretch * static_cast<int64_t>(cond::kMaxStretches)) {
+      Error(d.offset, absl::StrCat(name, " cuts its window into at most ", cond::kMaxStretches,
+                                   " stretches: take longer ones than ", HumanDuration(*stretch)));
+      return std::nullopt;
+    }
+    Next();
+    return *stretch;
   }
 
   // ( "by" | "without" ) "(" [ label_list ] ")"

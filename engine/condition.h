@@ -21,7 +21,8 @@
 //               | ( "peer_median" | "peer_ratio" ) "(" expr "," grouping ")"
 //               | ( "topology" | "peer" | "abs" ) "(" expr ")"
 //               | "label" "(" expr "," string "," string ")"
-//               | "stale" "(" range_selector ")" ;
+//               | "stale" "(" range_selector ")"
+//               | "median_rate" "(" range_selector "," duration ")" ;
 //   range_fn    = "rate" | "increase" | "delta" | "changes" | "avg_over_time"
 //               | "min_over_time" | "max_over_time" ;
 //   range_selector = selector "[" duration "]" ;

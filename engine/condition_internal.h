@@ -313,7 +313,9 @@ enum class AggOp { kSum, kAvg, kMin, kMax, kCount };
 NodePtr MakeNumber(double v);
 NodePtr MakeSelector(Selector sel);
 // fn: an entry of RangeFunctions() (range_functions.h).
-NodePtr MakeRange(const RangeFunction& fn, Selector sel, absl::Duration window);
+// stretch: a kStretches function's stretch length (zero for the others).
+NodePtr MakeRange(const RangeFunction& fn, Selector sel, absl::Duration window,
+                  absl::Duration stretch = absl::ZeroDuration());
 NodePtr MakeEventCount(std::vector<Matcher> matchers, absl::Duration window);
 NodePtr MakeUnary(UnaryFn fn, NodePtr child);
 // label(child, "name", "value"): each element of `child` with label `name` set to `value`.

@@ -78,11 +78,17 @@ class Selection {
 // that has a value.
 class RangeNode final : public Node {
  public:
-  RangeNode(const RangeFunction& fn, Selector sel, absl::Duration window)
+  RangeNode(const RangeFunction& fn, Selector sel, absl::Duration window, absl::Duration stretch)
       : fn_(fn),
         sel_(std::move(sel)),
         window_(window),
-        origin_(fn.input == RangeInput::kLatest ? Origin{} : Origin{std::string(fn.name), window}),
+        stretch_(stretch),
+        origin_(fn.input == RangeInput::kLatest ? Origin{}
+                : fn.input == RangeInput::kStretches
+                    ? Origin{absl::StrCat(AsAbsl(fn.name), " of ", HumanDuration(stretch),
+                                          " stretches"),
+                             window}
+                    : Origin{std::string(fn.name), window}),
         selection_(sel_) {}
 
   Vec Eval(const EvalContext& ctx, const ValueFilter* filter) const override {
@@ -127,7 +133,9 @@ class RangeNode final : public Node {
     }
     absl::StrAppend(&out, AsAbsl(fn_.name), "(");
     sel_.Print(out);
-    absl::StrAppend(&out, "[", HumanDuration(window_), "])");
+    absl::StrAppend(&out, "[", HumanDuration(window_), "]");
+    if (fn_.input == RangeInput::kStretches) absl::StrAppend(&out, ", ", HumanDuration(stretch_));
+    out += ")";
   }
   void CollectMetricNames(std::vector<std::string>& out) const override {
     out.push_back(sel_.name);
@@ -153,6 +161,15 @@ class RangeNode final : public Node {
         store.ForEachWindow(refs, from, ctx.now, [&](size_t i, std::span<const Sample> w) {
           values_[i] = w.size() >= min_samples ? std::optional<double>(fn_.of_samples(w))
                                                : std::nullopt;
+        });
+        return;
+      }
+      case RangeInput::kStretches: {
+        const int64_t length = absl::ToInt64Nanoseconds(stretch_);
+        const Stretches stretches{ctx.now, length,
+                                  static_cast<size_t>(absl::ToInt64Nanoseconds(window_) / length)};
+        store.ForEachWindow(refs, from, ctx.now, [&](size_t i, std::span<const Sample> w) {
+          values_[i] = fn_.of_stretches(w, stretches, scratch_);
         });
         return;
       }
@@ -195,6 +212,7 @@ class RangeNode final : public Node {
   const RangeFunction& fn_;
   const Selector sel_;
   const absl::Duration window_;
+  const absl::Duration stretch_;  // kStretches: the length of one stretch
   const Origin origin_;
   mutable absl::Mutex mu_;
   mutable Selection selection_ ABSL_GUARDED_BY(mu_);
@@ -203,6 +221,7 @@ class RangeNode final : public Node {
   mutable std::vector<std::optional<Sample>> latest_ ABSL_GUARDED_BY(mu_);
   mutable std::vector<SeriesRef> missing_ ABSL_GUARDED_BY(mu_);
   mutable std::vector<bool> young_ ABSL_GUARDED_BY(mu_);
+  mutable std::vector<double> scratch_ ABSL_GUARDED_BY(mu_);
 };
 
 // count_over_time(events{...}[d]): one element per (kind, label set) of the matching events.
@@ -332,10 +351,12 @@ class EventCountNode final : public Node {
 
 NodePtr MakeNumber(double v) { return std::make_unique<NumberNode>(v); }
 NodePtr MakeSelector(Selector sel) {
-  return std::make_unique<RangeNode>(LatestSample(), std::move(sel), kLookback);
+  return std::make_unique<RangeNode>(LatestSample(), std::move(sel), kLookback,
+                                     absl::ZeroDuration());
 }
-NodePtr MakeRange(const RangeFunction& fn, Selector sel, absl::Duration window) {
-  return std::make_unique<RangeNode>(fn, std::move(sel), window);
+NodePtr MakeRange(const RangeFunction& fn, Selector sel, absl::Duration window,
+                  absl::Duration stretch) {
+  return std::make_unique<RangeNode>(fn, std::move(sel), window, stretch);
 }
 NodePtr MakeEventCount(std::vector<Matcher> matchers, absl::Duration window) {
   return std::make_unique<EventCountNode>(std::move(matchers), window);

@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "store/series_store.h"
 
@@ -23,6 +24,22 @@ enum class RangeInput : uint8_t {
   kStale,    // the newest sample's age in seconds, when it is older than the window
   kCounter,  // the store's counter window: increase and the first and last samples' times
   kSamples,  // every sample in the window, oldest first
+  // Every sample in the window, oldest first, with the window cut into consecutive stretches
+  // of a length the call gives (median_rate(x[1h], 5m)), counted back from its end.
+  kStretches,
+};
+
+// The most stretches one kStretches call may cut its window into (checked when parsing): each
+// is two binary searches per series per evaluation.
+inline constexpr size_t kMaxStretches = 1000;
+
+// The stretches of a kStretches call: `count` of `length` nanoseconds each, the newest ending
+// at `end` (the window's end); stretch k is [end - (k+1) length, end - k length]. The oldest
+// part of a window that is not a whole stretch is not read.
+struct Stretches {
+  int64_t end = 0;
+  int64_t length = 0;
+  size_t count = 0;
 };
 
 struct RangeFunction {
@@ -34,10 +51,19 @@ struct RangeFunction {
   std::optional<double> (*of_counter)(const CounterWindow&) = nullptr;
   // kSamples: the value of the window's samples, at least min_samples of them.
   double (*of_samples)(std::span<const Sample>) = nullptr;
+  // kStretches: the value of the window's samples cut into stretches; nullopt for none.
+  // `scratch` is the caller's, reused from one series to the next.
+  std::optional<double> (*of_stretches)(std::span<const Sample>, const Stretches&,
+                                        std::vector<double>& scratch) = nullptr;
+  // kStretches: the fewest whole stretches a window must hold (checked when parsing).
+  size_t min_stretches = 0;
 
   // Whether the function reads a window (so a series younger than the window is unknown
   // rather than absent when it has too few samples there).
-  bool windowed() const { return input == RangeInput::kCounter || input == RangeInput::kSamples; }
+  bool windowed() const {
+    return input == RangeInput::kCounter || input == RangeInput::kSamples ||
+           input == RangeInput::kStretches;
+  }
 };
 
 // Every named range function.

@@ -31,7 +31,7 @@ TEST(LoadPlaybooks, ShippedRulesLoadCleanly) {
   }
   // The production playbooks of issue 5 (docs/PLAYBOOKS.md), topology_mismatch (issue 21) and
   // InfiniBand's own (issue 22), straggler_rank and job_hang from NCCL's
-  // Inspector and RAS (issue 23), link and NIC health (issue 24).
+  // Inspector and RAS (issue 23) with communication_bound, link and NIC health (issue 24).
   EXPECT_THAT(names, ::testing::UnorderedElementsAre(
                          "pfc_storm", "pfc_pause_relay", "pfc_deadlock", "link_flap",
                          "link_degradation", "straggler_rail", "ecn_misconfiguration",
@@ -40,7 +40,7 @@ TEST(LoadPlaybooks, ShippedRulesLoadCleanly) {
                          "ib_link_downtrained", "ib_link_ber", "ib_cable_hot",
                          "ib_cable_alarm", "straggler_rank", "job_hang", "link_at_risk",
                          "nic_unhealthy", "nic_failing", "pcie_degraded",
-                         "pcie_uncorrectable"));
+                         "pcie_uncorrectable", "communication_bound"));
   auto it = std::find_if(r.playbooks.begin(), r.playbooks.end(),
                          [](const Playbook& p) { return p.name == "link_flap"; });
   ASSERT_NE(it, r.playbooks.end());
