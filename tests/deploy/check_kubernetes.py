@@ -22,7 +22,10 @@ What is checked (every problem is reported, not only the first):
   ports with the shipped rules), and the gNMI targets name shipped profiles and credential
   files of the mounted Secret;
 - where kubectl is installed, `kubectl kustomize` renders the directory and the rendered
-  objects pass the same workload checks.
+  objects pass the same workload checks;
+- deploy/kubernetes-overlays (kube_overlays.py): each overlay grants the host agent exactly
+  the capabilities and privilege its sources need, with their flags and host mounts, and
+  changes nothing else (its patches applied here; with kubectl, compared to kustomize's).
 """
 import argparse
 import json
@@ -38,8 +41,9 @@ import yaml
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from deploy_lib import (DEPLOY_DIR, SOURCE_DIR, Problems, load_yaml,  # noqa: E402
                         load_yaml_documents, rel)
+from kube_overlays import OVERLAYS_DIR, check_overlays  # noqa: E402
 from kube_workloads import (WORKLOAD_KINDS, by_kind, check_specific_workloads,  # noqa: E402
-                            check_workload, pod_spec)
+                            check_workload, pod_spec, workload)
 
 K8S_DIR = os.path.join(DEPLOY_DIR, "kubernetes")
 ALERTS_FILE = os.path.join(DEPLOY_DIR, "prometheus", "railwatch-alerts.yml")
@@ -115,8 +119,9 @@ def load_manifests(p):
     return objects
 
 
-def kubectl_rendered(p):
-    """`kubectl kustomize` of the directory, or None without kubectl."""
+def kubectl_rendered(p, overlay=None, name=None):
+    """`kubectl kustomize` of the directory (or of `overlay`, a directory of
+    deploy/kubernetes-overlays), or None without kubectl."""
     kubectl = shutil.which("kubectl")
     if kubectl is None:
         print("kubectl not installed: the kustomize rendering is not checked")
@@ -125,6 +130,9 @@ def kubectl_rendered(p):
         # Render a copy so that a stale prometheusrule.yaml cannot matter and nothing is written.
         copy = os.path.join(tmp, "kubernetes")
         shutil.copytree(K8S_DIR, copy)
+        if overlay is not None:
+            shutil.copytree(OVERLAYS_DIR, os.path.join(tmp, "kubernetes-overlays"))
+            copy = os.path.join(tmp, "kubernetes-overlays", name)
         result = subprocess.run([kubectl, "kustomize", copy], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, timeout=120)
     if not p.check(result.returncode == 0, "deploy/kubernetes",
@@ -321,6 +329,18 @@ def main():
     check_objects(p, objects, args.build_dir)
     check_gnmi_targets(p, objects)
     check_config_loads(p, objects, args.build_dir)
+    overlays = check_overlays(p, objects, args.build_dir)
+    for name, overlay in overlays.items():
+        kubectl = kubectl_rendered(p, os.path.join(OVERLAYS_DIR, name), name)
+        if kubectl is not None:
+            _, ours = workload(overlay, "railwatch-agent")
+            _, theirs = workload(kubectl, "railwatch-agent")
+            # The same container, but for the image kustomize's `images` renames.
+            mine = dict(pod_spec(ours)["containers"][0], image=None)
+            kube = dict(pod_spec(theirs)["containers"][0], image=None) if theirs else None
+            p.check(mine == kube, f"deploy/kubernetes-overlays/{name}",
+                    f"kubectl kustomize renders the agent container otherwise than the check: "
+                    f"{kube} != {mine}")
     rendered = kubectl_rendered(p)
     if rendered is not None:
         check_objects(p, rendered, args.build_dir)
