@@ -153,6 +153,10 @@ ABSL_FLAG(absl::Duration, nccl_ras_timeout, absl::Seconds(5),
 ABSL_FLAG(absl::Duration, nccl_ras_init_grace, absl::Seconds(60),
           "--role=host: how long after a RAS endpoint starts listening (a job starting) it is "
           "left alone: NCCL before 2.27.3 can crash when asked while communicators initialise");
+ABSL_FLAG(bool, nccl_ras_monitor, true,
+          "--role=host: keep a RAS MONITOR connection open to each endpoint whose NCCL is 2.29+ "
+          "and send its events (a process declared dead or unresponsive) as they happen; false: "
+          "STATUS polling only");
 ABSL_FLAG(std::string, nccl_inspector, "",
           "--role=host: NCCL Inspector output to follow, comma-separated files or glob patterns "
           "of its JSON records (\"/scratch/inspector/*/*.log\", under NCCL_INSPECTOR_DUMP_DIR): "
@@ -212,7 +216,8 @@ railwatch::ProgramInfo AgentProgram() {
               {"Kernel messages: NIC and PCIe health (--role=host; docs/LINK_HEALTH.md)",
                {"kmsg", "kmsg_lookback", "kmsg_max_records", "kmsg_max_events"}},
               {"NCCL RAS (--role=host; docs/JOBS.md)",
-               {"nccl_ras", "nccl_ras_interval", "nccl_ras_timeout", "nccl_ras_init_grace"}},
+               {"nccl_ras", "nccl_ras_interval", "nccl_ras_timeout", "nccl_ras_init_grace",
+                "nccl_ras_monitor"}},
               {"Kubernetes pods (--role=host; docs/JOBS.md)",
                {"kubelet", "kubelet_interval", "kubelet_timeout"}},
               {"NCCL Inspector (--role=host; docs/JOBS.md)", {"nccl_inspector"}},
@@ -447,6 +452,7 @@ int main(int argc, char** argv) {
       ras_options.interval = absl::GetFlag(FLAGS_nccl_ras_interval);
       ras_options.timeout = absl::GetFlag(FLAGS_nccl_ras_timeout);
       ras_options.init_grace = absl::GetFlag(FLAGS_nccl_ras_init_grace);
+      ras_options.monitor = absl::GetFlag(FLAGS_nccl_ras_monitor);
       collectors.push_back(std::make_unique<railwatch::NcclRasCollector>(
           std::move(ras_options), railwatch::RealClock::Get()));
     }

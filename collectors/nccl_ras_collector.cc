@@ -1,10 +1,8 @@
 #include "collectors/nccl_ras_collector.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
-#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -21,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "collectors/log_event_record.h"
+#include "collectors/nccl_ras_wire.h"
 #include "common/logging.h"
 #include "logs/log_parser.h"
 #include "logs/ras_json.h"
@@ -30,137 +29,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr size_t kMaxReportBytes = size_t{16} << 20;
-
-// A socket closed when it goes out of scope.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  int release() {
-    const int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-
- private:
-  int fd_;
-};
-
-int MillisLeft(absl::Time deadline) {
-  const absl::Duration left = deadline - absl::Now();
-  return left <= absl::ZeroDuration() ? 0 : static_cast<int>(absl::ToInt64Milliseconds(left)) + 1;
-}
-
-// Waits for `events` on `fd` until `deadline`.
-absl::Status Wait(int fd, short events, absl::Time deadline, absl::string_view what) {
-  pollfd p{fd, events, 0};
-  while (true) {
-    const int ms = MillisLeft(deadline);
-    if (ms == 0) return absl::DeadlineExceededError(absl::StrCat("no answer ", what));
-    const int n = poll(&p, 1, ms);
-    if (n > 0) return absl::OkStatus();
-    if (n < 0 && errno != EINTR) {
-      return absl::UnavailableError(absl::StrCat("poll: ", std::strerror(errno)));
-    }
-  }
-}
-
-absl::Status SendLine(int fd, const std::string& line, absl::Time deadline) {
-  const std::string text = line + "\n";
-  size_t sent = 0;
-  while (sent < text.size()) {
-    if (absl::Status s = Wait(fd, POLLOUT, deadline, "while sending"); !s.ok()) return s;
-    const ssize_t n = send(fd, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno != EINTR && errno != EAGAIN) {
-      return absl::UnavailableError(absl::StrCat("send: ", std::strerror(errno)));
-    }
-    if (n > 0) sent += static_cast<size_t>(n);
-  }
-  return absl::OkStatus();
-}
-
-// Reads into `buffer` until it holds a newline (`until_close`: until the peer closes).
-absl::Status Receive(int fd, std::string& buffer, bool until_close, absl::Time deadline,
-                     absl::string_view what) {
-  char chunk[64 * 1024];
-  while (until_close || buffer.find('\n') == std::string::npos) {
-    if (buffer.size() > kMaxReportBytes) {
-      return absl::ResourceExhaustedError(absl::StrCat("answer over ", kMaxReportBytes >> 20, " MiB"));
-    }
-    if (absl::Status s = Wait(fd, POLLIN, deadline, what); !s.ok()) return s;
-    const ssize_t n = recv(fd, chunk, sizeof(chunk), 0);
-    if (n == 0) {
-      if (until_close) return absl::OkStatus();
-      return absl::UnavailableError(absl::StrCat("connection closed ", what));
-    }
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return absl::UnavailableError(absl::StrCat("recv: ", std::strerror(errno)));
-    }
-    buffer.append(chunk, static_cast<size_t>(n));
-  }
-  return absl::OkStatus();
-}
-
-// The first line of `buffer`, taken out of it (without "\r\n").
-std::string TakeLine(std::string& buffer) {
-  const size_t nl = buffer.find('\n');
-  std::string line = buffer.substr(0, nl);
-  buffer.erase(0, nl == std::string::npos ? buffer.size() : nl + 1);
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  return line;
-}
-
-absl::StatusOr<std::string> Exchange(int fd, std::string& buffer, const std::string& command,
-                                     absl::Time deadline) {
-  if (absl::Status s = SendLine(fd, command, deadline); !s.ok()) return s;
-  if (absl::Status s = Receive(fd, buffer, false, deadline, "to " + command); !s.ok()) return s;
-  return TakeLine(buffer);
-}
-
-// Tries every address of the endpoint in turn: NCCL binds the first getaddrinfo("localhost")
-// answer, which may be ::1 or 127.0.0.1.
-absl::StatusOr<int> Connect(const RasEndpoint& e, absl::Time deadline) {
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  const std::string port = std::to_string(e.port);
-  if (int rc = getaddrinfo(e.host.c_str(), port.c_str(), &hints, &found); rc != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(e.host, ": ", gai_strerror(rc)));
-  }
-  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> list(found, freeaddrinfo);
-  absl::Status last = absl::UnavailableError("no address");
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    const int fd = socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-      last = absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
-      continue;
-    }
-    Fd guard(fd);
-    if (connect(fd, a->ai_addr, a->ai_addrlen) != 0 && errno != EINPROGRESS) {
-      last = absl::UnavailableError(absl::StrCat("connect: ", std::strerror(errno)));
-      continue;
-    }
-    if (absl::Status s = Wait(fd, POLLOUT, deadline, "to connect"); !s.ok()) return s;
-    int error = 0;
-    socklen_t length = sizeof(error);
-    getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
-    if (error != 0) {
-      last = absl::UnavailableError(absl::StrCat("connect: ", std::strerror(error)));
-      continue;
-    }
-    return guard.release();
-  }
-  return last;
-}
-
+using nccl_ras_wire::Connect;
+using nccl_ras_wire::Exchange;
+using nccl_ras_wire::Fd;
+using nccl_ras_wire::Receive;
+using nccl_ras_wire::SendLine;
 // A numeric IPv4 or IPv6 address, or "localhost": what an NCCL_RAS_ADDR found in another
 // user's environment may name (no DNS name: the agent asks nothing off this host).
 bool LocalAddress(const std::string& host) {
@@ -345,11 +218,27 @@ std::vector<logs::LogEvent> RasAnswerEvents(const RasAnswer& answer, const std::
 }
 
 NcclRasCollector::NcclRasCollector(Options options, const Clock& clock)
-    : options_(std::move(options)), clock_(clock) {}
+    : options_(std::move(options)), clock_(clock) {
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0 && options_.monitor) {
+    spdlog::error("nccl_ras: eventfd: {}: no MONITOR connection", std::strerror(errno));
+    options_.monitor = false;
+  }
+}
 
 NcclRasCollector::~NcclRasCollector() {
   stop_.Notify();
+  if (wake_fd_ >= 0) {
+    const uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof(one));
+  }
   if (thread_.joinable()) thread_.join();
+  {
+    absl::MutexLock lock(&monitors_mu_);
+    for (auto& [address, monitor] : monitors_) monitor->thread.join();
+    monitors_.clear();
+  }
+  if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
 bool NcclRasCollector::OlderThan2273(const std::string& version) {
@@ -370,7 +259,9 @@ void NcclRasCollector::Query(const RasEndpoint& endpoint, absl::Time now) {
   absl::StatusOr<RasAnswer> answer = QueryRasStatus(endpoint, options_.timeout);
   std::vector<std::string> problems;
   std::vector<logs::LogEvent> events;
+  std::map<std::string, logs::RasProcess> processes;
   if (answer.ok()) events = RasAnswerEvents(*answer, source, problems);
+  if (answer.ok() && answer->json) processes = logs::RasReportProcesses(answer->report);
   for (const std::string& p : problems) spdlog::warn("nccl_ras: {}", p);
 
   absl::MutexLock lock(&mu_);
@@ -390,6 +281,7 @@ void NcclRasCollector::Query(const RasEndpoint& endpoint, absl::Time now) {
   }
   ++state.ok;
   state.up = true;
+  if (answer->json) state.processes = std::move(processes);
   std::map<std::string, Mismatch> mismatch;
   const int64_t t = absl::ToUnixNanos(now);
   for (logs::LogEvent& e : events) {
@@ -463,6 +355,8 @@ void NcclRasCollector::QueryOnce() {
         state.nccl_version.clear();
         state.last_errors.clear();
         state.last_mismatch.clear();
+        state.processes.clear();
+        state.monitor_refused = false;
       }
       state.sockets = sockets->second;
       if (now - state.listening_since < options_.init_grace) {
@@ -473,6 +367,8 @@ void NcclRasCollector::QueryOnce() {
     }
   }
   for (const RasEndpoint& endpoint : ready) Query(endpoint, now);
+  // After the queries: a report has told each endpoint's NCCL version.
+  StartMonitors();
 }
 
 void NcclRasCollector::Run() {
@@ -506,6 +402,33 @@ absl::Status NcclRasCollector::Collect(Emitter& emitter) {
     emitter.Counter(s.failed, state.failed, t);
     emitter.Counter(s.refused, state.refused, t);
     emitter.Gauge(s.up, state.up ? 1 : 0, t);
+    if (!options_.monitor) continue;
+    if (!s.monitor_defined) {
+      s.monitor_defined = true;
+      const Labels labels = {{"endpoint", address}};
+      auto with = [&](const char* name, const char* key, const char* value) {
+        Labels l = labels;
+        l.push_back({key, value});
+        return emitter.DefineSeries(name, MetricKind::kCounter, l);
+      };
+      s.m_connections = emitter.DefineSeries("railwatch_nccl_ras_monitor_connections_total",
+                                             MetricKind::kCounter, labels);
+      s.m_sent = with("railwatch_nccl_ras_monitor_events_total", "result", "sent");
+      s.m_ignored = with("railwatch_nccl_ras_monitor_events_total", "result", "ignored");
+      s.m_malformed = with("railwatch_nccl_ras_monitor_events_total", "result", "malformed");
+      s.m_failed = with("railwatch_nccl_ras_monitor_errors_total", "reason", "failed");
+      s.m_unsupported = with("railwatch_nccl_ras_monitor_errors_total", "reason", "unsupported");
+      s.m_dropped = with("railwatch_nccl_ras_monitor_errors_total", "reason", "dropped");
+      s.m_up = emitter.DefineSeries("railwatch_nccl_ras_monitor_up", MetricKind::kGauge, labels);
+    }
+    emitter.Counter(s.m_connections, state.monitor_connections, t);
+    emitter.Counter(s.m_sent, state.monitor_sent, t);
+    emitter.Counter(s.m_ignored, state.monitor_ignored, t);
+    emitter.Counter(s.m_malformed, state.monitor_malformed, t);
+    emitter.Counter(s.m_failed, state.monitor_failed, t);
+    emitter.Counter(s.m_unsupported, state.monitor_unsupported, t);
+    emitter.Counter(s.m_dropped, state.monitor_dropped, t);
+    emitter.Gauge(s.m_up, state.monitor_up ? 1 : 0, t);
   }
   for (EventRecord& e : events) emitter.Event(std::move(e));
   return absl::OkStatus();

@@ -27,7 +27,18 @@
 // job stopped launching: counts taken while a healthy job runs can differ by one for a
 // moment), then at every answer while they stay, with `stuck_for_s`; INCOMPLETE, ERROR and
 // DEAD are sent at once. A report is sent when its `errors` change. RAS can say OK while the training framework times out: its word clears nothing.
+//
+// MONITOR (NCCL 2.29+): once a report says the endpoint runs 2.29 or later (the handshake
+// does not say: "SERVER PROTOCOL 2" from 2.24 on), one connection per endpoint stays open on
+// a thread of its own: the greeting, "SET FORMAT json", "MONITOR lifecycle,trace" -> "OK", then
+// NCCL writes one JSON object per event as it happens. Events that mean a process died or
+// stopped answering (PEER_DEAD, PEER_UNRESPONSIVE, PEER_RECOVERED ...: RasMonitorEventSent) are
+// sent as nccl_ras.event, with the communicators and ranks the last report gave that process;
+// the chatter of the RAS network's own connections is counted and dropped. A dropped
+// connection is opened again after a backoff (doubling, capped), never during the init grace
+// of a new socket nor before a report of the new job has given its version.
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -43,6 +54,7 @@
 #include "collectors/collector.h"
 #include "common/clock.h"
 #include "logs/log_event.h"
+#include "logs/ras_json.h"
 
 namespace railwatch {
 
@@ -78,6 +90,15 @@ struct RasAnswer {
 absl::StatusOr<RasAnswer> QueryRasStatus(const RasEndpoint& endpoint, absl::Duration timeout,
                                          bool json = true);
 
+// MONITOR mode came with NCCL 2.29: "2.29.2" -> true, "2.28.9" -> false, "" -> false.
+bool RasSupportsMonitor(const std::string& version);
+
+// The MONITOR events sent as nccl_ras.event (the others are counted as ignored): LIFECYCLE's
+// PEER_DEAD and, of TRACE, those that say a peer stopped answering or answers again.
+// PEER_NEW, PEER_CONNECTING/CONNECTED/DISCONNECTED and PEER_RETRY come with every job start,
+// idle connection and STATUS query.
+bool RasMonitorEventSent(std::string_view event);
+
 // Events from one answer, in the order a pasted report gives them.
 std::vector<logs::LogEvent> RasAnswerEvents(const RasAnswer& answer, const std::string& source,
                                             std::vector<std::string>& problems);
@@ -92,6 +113,12 @@ class NcclRasCollector final : public Collector {
     absl::Duration init_grace = absl::Seconds(60);
     // Query on a thread of its own every interval (false: only when QueryOnce is called).
     bool background = true;
+    // Keep a MONITOR connection open to each endpoint that runs NCCL 2.29+.
+    bool monitor = true;
+    // Wait before opening a MONITOR connection again: doubles up to the max, back to the
+    // initial one after a connection that stayed up for a minute.
+    absl::Duration monitor_backoff_initial = absl::Seconds(1);
+    absl::Duration monitor_backoff_max = absl::Seconds(60);
   };
 
   NcclRasCollector(Options options, const Clock& clock);
@@ -122,13 +149,40 @@ class NcclRasCollector final : public Collector {
     std::map<std::string, Mismatch> last_mismatch;
     uint64_t ok = 0, refused = 0, failed = 0, skipped_init = 0;
     bool up = false;
+    // "HOST/PID" -> its communicators and ranks, from the last JSON report.
+    std::map<std::string, logs::RasProcess> processes;
+    // MONITOR: connections made; events sent, ignored, malformed; errors by reason.
+    uint64_t monitor_connections = 0, monitor_sent = 0, monitor_ignored = 0,
+             monitor_malformed = 0, monitor_failed = 0, monitor_unsupported = 0,
+             monitor_dropped = 0;
+    bool monitor_up = false;
+    bool monitor_refused = false;  // answered ERROR to MONITOR: not again until a new socket
   };
   struct Series {
     uint32_t ok = 0, failed = 0, refused = 0, up = 0;
+    uint32_t m_connections = 0, m_sent = 0, m_ignored = 0, m_malformed = 0, m_failed = 0,
+             m_unsupported = 0, m_dropped = 0, m_up = 0;
+    bool monitor_defined = false;
+  };
+  struct Monitor {
+    std::thread thread;
+    std::atomic<bool> done{false};
   };
 
   void Run();
   void Query(const RasEndpoint& endpoint, absl::Time now);
+  // May a MONITOR connection be opened to this endpoint now?
+  bool MonitorAllowed(const EndpointState& state, absl::Time now) const;
+  // Starts a MONITOR thread for each endpoint that may have one and has none.
+  void StartMonitors();
+  // One endpoint's MONITOR connection, opened again with backoff while it is allowed.
+  void RunMonitor(const std::string& address);
+  // Reads events from an open MONITOR connection until it closes or the collector stops.
+  // Returns why it ended (OK: stopping).
+  absl::Status StreamMonitor(int fd, std::string buffer, const RasEndpoint& endpoint);
+  void MonitorEvents(const RasEndpoint& endpoint, std::string_view object, uint64_t number);
+  // Waits `d` or until the collector stops; false when it stops.
+  bool Sleep(absl::Duration d);
 
 
   Options options_;
@@ -139,6 +193,9 @@ class NcclRasCollector final : public Collector {
   std::map<std::string, Series> series_;  // poll thread only
   std::thread thread_;
   absl::Notification stop_;
+  int wake_fd_ = -1;  // an eventfd, readable once the collector stops: wakes MONITOR reads
+  absl::Mutex monitors_mu_;  // never held with mu_
+  std::map<std::string, std::unique_ptr<Monitor>> monitors_ ABSL_GUARDED_BY(monitors_mu_);
 };
 
 }  // namespace railwatch

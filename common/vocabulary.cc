@@ -817,6 +817,18 @@ std::span<const SelfMetricSpec> AgentSelfMetrics() {
        "(no answer within --nccl_ras_timeout, or not a RAS endpoint)."},
       {"railwatch_nccl_ras_up", kGauge,
        "1 while the last STATUS query of this NCCL RAS endpoint was answered."},
+      {"railwatch_nccl_ras_monitor_connections_total", kCounter,
+       "MONITOR connections opened to an NCCL RAS endpoint (NCCL 2.29+; --nccl_ras_monitor)."},
+      {"railwatch_nccl_ras_monitor_events_total", kCounter,
+       "MONITOR events read by result: sent (as nccl_ras.event), ignored (the RAS network's own "
+       "connection chatter), malformed (not NCCL's JSON event: logged with where it is)."},
+      {"railwatch_nccl_ras_monitor_errors_total", kCounter,
+       "MONITOR connections that failed by reason: failed (connect or handshake, tried again "
+       "with backoff), unsupported (MONITOR refused: not asked again until a new job), dropped "
+       "(an open connection closed while the job's port still listens: opened again with "
+       "backoff; one that closes with the job is no error)."},
+      {"railwatch_nccl_ras_monitor_up", kGauge,
+       "1 while a MONITOR connection to this NCCL RAS endpoint is open."},
       // Jobs from the kubelet's pod-resources API (docs/JOBS.md, "Kubernetes").
       {"railwatch_kubelet_queries_total", kCounter,
        "List queries of the kubelet's pod-resources socket by result: ok, no_socket, denied "

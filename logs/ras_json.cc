@@ -296,12 +296,51 @@ void ReadMonitorEvent(const Json& doc, const std::string& source, int line, std:
       for (const Json& g : peer["cuda_devs"]) AppendUnique(gpus, Text(g));
     }
     e.Set("gpus", gpus);
+    // A peer NCCL knew only by its RAS address: "10.0.0.7<41234>", "fd00::7<41234>"
+    // (ncclSocketToString).
+    const std::string addr = Field(peer, "addr");
+    if (e.Value("node").empty() && !addr.empty()) e.Set("node", addr.substr(0, addr.find('<')));
   }
   e.Set("details", Field(doc, "details"));
   out.push_back(std::move(e));
 }
 
+// Parses `text` as one JSON document, adding the commas NCCL 2.28.7-2.29.1 leave out.
+Json ParseLenient(std::string_view text) {
+  Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_discarded()) return doc;
+  std::string repaired(text);
+  if (AddMissingCommas(repaired) == 0) return doc;
+  return Json::parse(repaired, nullptr, false);
+}
+
 }  // namespace
+
+std::map<std::string, RasProcess> RasReportProcesses(std::string_view report) {
+  std::map<std::string, RasProcess> out;
+  const std::vector<Document> docs = SplitObjects(report);
+  if (docs.empty()) return out;
+  const Json doc = ParseLenient(docs.front().text);
+  if (!doc.is_object() || !doc.contains("communicators") || !doc["communicators"].is_array()) {
+    return out;
+  }
+  for (const Json& comm : doc["communicators"]) {
+    if (!comm.is_object()) continue;
+    const std::string hash = StripHex(Field(comm, "hash"));
+    for (const char* list : {"ranks", "missing_ranks"}) {
+      if (!comm.contains(list) || !comm[list].is_array()) continue;
+      for (const Json& r : comm[list]) {
+        if (!r.is_object()) continue;
+        const std::string host = Field(r, "host"), pid = Field(r, "pid");
+        if (host.empty() || pid.empty()) continue;
+        RasProcess& p = out[absl::StrCat(host, "/", pid)];
+        absl::StrAppend(&p.comm_hashes, p.comm_hashes.empty() ? "" : ",", hash);
+        absl::StrAppend(&p.ranks, p.ranks.empty() ? "" : ",", Field(r, "rank"));
+      }
+    }
+  }
+  return out;
+}
 
 bool LooksLikeRasJson(std::string_view text) {
   const size_t first = text.find_first_not_of(" \t\r\n");

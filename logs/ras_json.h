@@ -1,7 +1,8 @@
 #pragma once
 
 // NCCL RAS in JSON: the report of `ncclras -f json` (or `SET FORMAT json` then `STATUS` on the
-// RAS port, NCCL 2.28.7+) and MONITOR-mode events (`ncclras -m -f json`, 2.29+). The same
+// RAS port, NCCL 2.28.7+) and MONITOR-mode events (`ncclras -m -f json`, or `MONITOR` on the
+// port, 2.29+; src/ras/client_support.cc rasClientsNotifyEvent). The same
 // events as the text report (logs/ras_parser.h), so triage and the playbooks read one shape:
 //
 //   nccl_ras.report      one per report: versions, timestamp, communicators, errors, outliers
@@ -9,11 +10,14 @@
 //                        or statuses differ; the ranks behind are named), INCOMPLETE (missing
 //                        ranks, with whether each is unresponsive or considered dead), ERROR
 //                        (an asynchronous error or an abort)
-//   nccl_ras.event       one per MONITOR event (PEER_DEAD ...)
+//   nccl_ras.event       one per MONITOR event (PEER_DEAD ...): `event`, `group`, `timestamp`,
+//                        the peer's `pid`, `node`, `gpus` (or only `node` where NCCL knew the
+//                        peer by its address: {"peer": {"addr": "10.0.0.7<41234>"}}), `details`
 //
 // NCCL 2.28.7 to 2.29.1 print a report with missing ranks as invalid JSON (a comma missing
 // after "nvml_dev"); such a document is repaired, read, and the repair named in `problems`.
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,5 +35,14 @@ bool LooksLikeRasJson(std::string_view text);
 // and the next one is still read.
 std::vector<LogEvent> ParseRasJson(std::string_view text, const std::string& source,
                                    std::vector<std::string>& problems);
+
+// The job's processes as a JSON report lists them (present and missing ranks), by
+// "HOST/PID": the communicators (hashes without 0x) and ranks each one holds. What a MONITOR
+// event, which names a process, is matched against. Empty when `report` does not parse.
+struct RasProcess {
+  std::string comm_hashes;  // comma list
+  std::string ranks;        // comma list, in the order of comm_hashes
+};
+std::map<std::string, RasProcess> RasReportProcesses(std::string_view report);
 
 }  // namespace railwatch::logs

@@ -3,6 +3,12 @@
 // stalls, NCCL RAS reports the rank one collective behind (sim/ras_server.h), and every rank's
 // watchdog times out after the collective timeout (sim/job_failures.h). The GPU is named by the
 // NIC it uses (GPU k uses mlx5_k). job_hang must name the rank before the timeout.
+//
+// NCCL RAS's MONITOR mode says nothing of it: its events are about processes, not collectives
+// (src/ras/peers.cc, rasnet.cc), and the hung rank's process lives, its RAS thread answering
+// keep-alives. Only a process that dies or stops whole is reported (PEER_UNRESPONSIVE after
+// 5 s, PEER_DEAD after 60 s: RasServer::ProcessFrozen); so the simulated endpoints send no
+// event for a rank_hang, as a real job's would not.
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"

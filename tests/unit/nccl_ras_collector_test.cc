@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -41,6 +42,7 @@ class FakeRasServer {
     std::string text_report = "";  // answered to STATUS in text mode
     bool hang_on_status = false; // never answers STATUS
     std::string greeting = "SERVER PROTOCOL 2";
+    bool monitor = true;  // takes MONITOR (NCCL 2.29+); else "ERROR: Unknown command ..."
   };
 
   explicit FakeRasServer(Behaviour b) : b_(std::move(b)) {
@@ -60,6 +62,7 @@ class FakeRasServer {
     shutdown(fd_, SHUT_RDWR);
     close(fd_);
     thread_.join();
+    DropMonitor();
   }
   int port() const { return port_; }
   int connections() const { return connections_; }
@@ -68,6 +71,27 @@ class FakeRasServer {
     std::lock_guard<std::mutex> lock(mu_);
     b_.json_report = std::move(r);
   }
+  // The open MONITOR connection (-1: none), what the last one asked for.
+  int monitor_fd() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return monitor_fd_;
+  }
+  std::string monitor_command() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return monitor_command_;
+  }
+  // Writes `text` on the MONITOR connection, as NCCL writes its events.
+  void SendMonitor(const std::string& text) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ASSERT_GE(monitor_fd_, 0);
+    Send(monitor_fd_, text);
+  }
+  // The job's process that served MONITOR went away.
+  void DropMonitor() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (monitor_fd_ >= 0) close(monitor_fd_);
+    monitor_fd_ = -1;
+  }
 
  private:
   void Serve() {
@@ -75,12 +99,12 @@ class FakeRasServer {
       const int c = accept(fd_, nullptr, nullptr);
       if (c < 0) return;
       ++connections_;
-      Handle(c);
-      close(c);
+      if (!Handle(c)) close(c);
     }
   }
   void Send(int c, const std::string& text) { (void)send(c, text.data(), text.size(), MSG_NOSIGNAL); }
-  void Handle(int c) {
+  // True: the connection stays open (MONITOR).
+  bool Handle(int c) {
     std::string buffer;
     bool json = false;
     char chunk[4096];
@@ -88,7 +112,7 @@ class FakeRasServer {
       size_t nl;
       while ((nl = buffer.find('\n')) == std::string::npos) {
         const ssize_t n = recv(c, chunk, sizeof(chunk), 0);
-        if (n <= 0) return;
+        if (n <= 0) return false;
         buffer.append(chunk, static_cast<size_t>(n));
       }
       const std::string cmd = buffer.substr(0, nl);
@@ -104,17 +128,26 @@ class FakeRasServer {
       } else if (absl::EqualsIgnoreCase(cmd, "status")) {
         if (b_.hang_on_status) {
           while (!stop_) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-          return;
+          return false;
         }
         Send(c, json ? b_.json_report : b_.text_report);
-        return;  // the server closes after the report
+        return false;  // the server closes after the report
+      } else if (absl::StartsWithIgnoreCase(cmd, "monitor") && b_.monitor) {
+        Send(c, "OK\n");
+        if (monitor_fd_ >= 0) close(monitor_fd_);
+        monitor_fd_ = c;
+        monitor_command_ = cmd;
+        return true;
       } else {
         Send(c, "ERROR: Unknown command " + cmd + "\n");
       }
     }
+    return false;
   }
 
   Behaviour b_;
+  int monitor_fd_ = -1;
+  std::string monitor_command_;
   std::mutex mu_;
   int fd_ = -1, port_ = 0;
   std::atomic<bool> stop_{false};
@@ -338,6 +371,229 @@ TEST(NcclRasCollector, WaitsOutInitThenConfirmsAStuckMismatchAndSendsMissingRank
   const std::string labels = absl::StrCat("endpoint=\"", server.Address(), "\"");
   EXPECT_EQ(e.Get(absl::StrCat("railwatch_nccl_ras_queries_total{", labels, ",result=\"ok\"}")), 3u);
   EXPECT_EQ(e.GetGauge(absl::StrCat("railwatch_nccl_ras_up{", labels, "}")), 1.0);
+}
+
+// MONITOR mode (NCCL 2.29+) -----------------------------------------------------------------
+
+// Waits (up to 3 s) for `done`, which the collector's MONITOR thread makes true.
+template <typename F>
+bool Eventually(F done) {
+  for (int i = 0; i < 1500 && !done(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return done();
+}
+
+NcclRasCollector::Options MonitorOptions(const FakeRasServer& server) {
+  return {.endpoints = server.Address(),
+          .proc_root = "/proc",
+          .interval = absl::Seconds(30),
+          .timeout = absl::Seconds(2),
+          .init_grace = absl::Seconds(60),
+          .background = false,
+          .monitor = true,
+          .monitor_backoff_initial = absl::Milliseconds(5),
+          .monitor_backoff_max = absl::Milliseconds(20)};
+}
+
+std::string MonitorSeries(const FakeRasServer& server, const std::string& name,
+                          const std::string& extra = "") {
+  return absl::StrCat(name, "{endpoint=\"", server.Address(), "\"", extra, "}");
+}
+
+// Collects until an event of `kind` has come (the MONITOR thread hands it over in between).
+std::vector<EventRecord> CollectUntil(NcclRasCollector& collector, RecordingEmitter& e,
+                                      const std::string& kind, size_t count) {
+  Eventually([&] {
+    EXPECT_TRUE(collector.Collect(e).ok());
+    return e.EventsOfKind(kind).size() >= count;
+  });
+  return e.EventsOfKind(kind);
+}
+
+TEST(RasMonitor, VersionsWithMonitorModeAndTheEventsSent) {
+  EXPECT_TRUE(RasSupportsMonitor("2.29.1"));
+  EXPECT_TRUE(RasSupportsMonitor("2.30.7+cuda12.8"));
+  EXPECT_TRUE(RasSupportsMonitor("3.0.0"));
+  EXPECT_FALSE(RasSupportsMonitor("2.28.9"));
+  EXPECT_FALSE(RasSupportsMonitor("2.3"));
+  EXPECT_FALSE(RasSupportsMonitor(""));
+  EXPECT_TRUE(RasMonitorEventSent("PEER_DEAD"));
+  EXPECT_TRUE(RasMonitorEventSent("PEER_UNRESPONSIVE"));
+  EXPECT_TRUE(RasMonitorEventSent("PEER_RECOVERED"));
+  EXPECT_FALSE(RasMonitorEventSent("PEER_NEW"));
+  EXPECT_FALSE(RasMonitorEventSent("PEER_CONNECTED"));
+}
+
+// The real 2.29.1 report (ras_07: rank 1, pid 1524345, is missing) and the real MONITOR event
+// of the same doc (ras_12: that process declared dead): the event comes as soon as NCCL writes
+// it, with the communicator and rank the report gave the process.
+TEST(RasMonitor, PeerDeadIsSentAtOnceWithTheCommunicatorOfTheLastReport) {
+  FakeRasServer server(
+      {.json_report = Fixture("ras_07_v2.29.1doc_json_missing_rank_unresponsive.json")});
+  FakeClock clock;
+  NcclRasCollector collector(MonitorOptions(server), clock);
+  RecordingEmitter e;
+  collector.QueryOnce();
+  EXPECT_EQ(server.connections(), 0) << "connected during the init grace";
+  clock.Advance(absl::Seconds(61));
+  collector.QueryOnce();  // STATUS says 2.29.1: MONITOR is opened after it
+  ASSERT_TRUE(Eventually([&] { return server.monitor_fd() >= 0; }));
+  EXPECT_EQ(server.connections(), 2);
+  EXPECT_EQ(server.monitor_command(), "MONITOR lifecycle,trace");
+
+  // A connection of the RAS network (chatter: counted, not sent), then the death.
+  server.SendMonitor(
+      "{\n  \"timestamp\": \"2025-12-19 13:07:05\",\n  \"group\": \"TRACE\",\n"
+      "  \"event\": \"PEER_CONNECTED\",\n  \"peer\": {\n    \"addr\": \"172.16.64.245<41234>\"\n"
+      "  },\n  \"details\": \"connection established successfully\"\n}\n");
+  server.SendMonitor(Fixture("ras_12_v2.29doc_monitor_json_peer_dead_event.json"));
+  std::vector<EventRecord> events = CollectUntil(collector, e, "nccl_ras.event", 1);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(Attribute(events[0], "event"), "PEER_DEAD");
+  EXPECT_EQ(Attribute(events[0], "group"), "LIFECYCLE");
+  EXPECT_EQ(Attribute(events[0], "node"), "172.16.64.245");
+  EXPECT_EQ(Attribute(events[0], "pid"), "1524345");
+  EXPECT_EQ(Attribute(events[0], "gpus"), "1");
+  EXPECT_EQ(Attribute(events[0], "comm_hash"), "ae94423cfbb2ef4a");
+  EXPECT_EQ(Attribute(events[0], "ranks"), "1");
+  EXPECT_EQ(Attribute(events[0], "endpoint"), server.Address());
+  EXPECT_EQ(events[0].time_unix_nano, absl::ToUnixNanos(clock.Now())) << "when it was heard";
+  EXPECT_EQ(server.connections(), 2) << "no STATUS was needed";
+  EXPECT_EQ(e.Get(MonitorSeries(server, "railwatch_nccl_ras_monitor_connections_total")), 1u);
+  EXPECT_EQ(e.Get(MonitorSeries(server, "railwatch_nccl_ras_monitor_events_total",
+                                ",result=\"sent\"")),
+            1u);
+  EXPECT_EQ(e.Get(MonitorSeries(server, "railwatch_nccl_ras_monitor_events_total",
+                                ",result=\"ignored\"")),
+            1u);
+  EXPECT_EQ(e.GetGauge(MonitorSeries(server, "railwatch_nccl_ras_monitor_up")), 1.0);
+}
+
+// Something that is not NCCL's JSON on the MONITOR connection is counted and logged with
+// where it is; the events after it and the STATUS polling go on.
+TEST(RasMonitor, AMalformedEventIsCountedAndTheStreamGoesOn) {
+  FakeRasServer server(
+      {.json_report = Fixture("ras_07_v2.29.1doc_json_missing_rank_unresponsive.json")});
+  FakeClock clock;
+  NcclRasCollector collector(MonitorOptions(server), clock);
+  RecordingEmitter e;
+  collector.QueryOnce();  // the socket is seen: its init grace starts
+  clock.Advance(absl::Seconds(61));
+  collector.QueryOnce();
+  ASSERT_TRUE(Eventually([&] { return server.monitor_fd() >= 0; }));
+  server.SendMonitor("{\n  \"timestamp\": \"2025-12-19 13:07:07\",\n  \"event\": PEER_DEAD\n}\n");
+  server.SendMonitor("garbage that is no event\n");
+  server.SendMonitor("{\"timestamp\": \"2025-12-19 13:07:08\", \"pid\": 4}\n");  // no event
+  server.SendMonitor("{\n  \"timestamp\": \"2025-12-19 13:07:09\",\n  \"peer\": {\n");  // cut short
+  server.SendMonitor(Fixture("ras_12_v2.29doc_monitor_json_peer_dead_event.json"));
+  std::vector<EventRecord> events = CollectUntil(collector, e, "nccl_ras.event", 1);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(Attribute(events[0], "event"), "PEER_DEAD");
+  EXPECT_EQ(e.Get(MonitorSeries(server, "railwatch_nccl_ras_monitor_events_total",
+                                ",result=\"malformed\"")),
+            4u);
+  EXPECT_EQ(e.Get(MonitorSeries(server, "railwatch_nccl_ras_monitor_errors_total",
+                                ",reason=\"dropped\"")),
+            0u);
+  clock.Advance(absl::Seconds(30));
+  collector.QueryOnce();
+  ASSERT_TRUE(collector.Collect(e).ok());
+  EXPECT_EQ(e.Get(MonitorSeries(server, "railwatch_nccl_ras_queries_total", ",result=\"ok\"")), 2u);
+}
+
+// The process serving MONITOR exits (or the job's port is taken over): the connection is
+// opened again after the backoff and the next event comes on the new one.
+TEST(RasMonitor, ADroppedConnectionIsOpenedAgain) {
+  FakeRasServer server(
+      {.json_report = Fixture("ras_07_v2.29.1doc_json_missing_rank_unresponsive.json")});
+  FakeClock clock;
+  NcclRasCollector collector(MonitorOptions(server), clock);
+  RecordingEmitter e;
+  collector.QueryOnce();  // the socket is seen: its init grace starts
+  clock.Advance(absl::Seconds(61));
+  collector.QueryOnce();
+  ASSERT_TRUE(Eventually([&] { return server.monitor_fd() >= 0; }));
+  // Half an event, then the connection goes.
+  server.SendMonitor("{\n  \"timestamp\": \"2025-12-19 13:07:07\",\n");
+  server.DropMonitor();
+  ASSERT_TRUE(Eventually([&] { return server.monitor_fd() >= 0; })) << "not opened again";
+  EXPECT_EQ(server.connections(), 3);
+  server.SendMonitor(Fixture("ras_12_v2.29doc_monitor_json_peer_dead_event.json"));
+  std::vector<EventRecord> events = CollectUntil(collector, e, "nccl_ras.event", 1);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(Attribute(events[0], "pid"), "1524345");
+  EXPECT_EQ(e.Get(MonitorSeries(server, "railwatch_nccl_ras_monitor_errors_total",
+                                ",reason=\"dropped\"")),
+            1u);
+  EXPECT_EQ(e.Get(MonitorSeries(server, "railwatch_nccl_ras_monitor_connections_total")), 2u);
+  EXPECT_EQ(e.Get(MonitorSeries(server, "railwatch_nccl_ras_monitor_events_total",
+                                ",result=\"malformed\"")),
+            0u) << "half an event cut by the drop is not malformed";
+}
+
+// NCCL 2.28.9 has no MONITOR: none is asked for. A 2.29 report from an endpoint that refuses
+// MONITOR anyway: asked once, counted, not again; STATUS polling goes on. --nccl_ras_monitor=false:
+// never.
+TEST(RasMonitor, OnlyWhereTheVersionHasItAndNotWhenTurnedOff) {
+  {
+    FakeRasServer server(
+        {.json_report = Fixture("ras_08_v2.28.9_json_mismatch_allreduce_4nodes_a10g.json")});
+    FakeClock clock;
+    NcclRasCollector collector(MonitorOptions(server), clock);
+    collector.QueryOnce();
+    clock.Advance(absl::Seconds(61));
+    collector.QueryOnce();
+    clock.Advance(absl::Seconds(30));
+    collector.QueryOnce();
+    EXPECT_EQ(server.connections(), 2) << "only the two STATUS queries";
+  }
+  {
+    FakeRasServer server(
+        {.json_report = Fixture("ras_07_v2.29.1doc_json_missing_rank_unresponsive.json"),
+         .monitor = false});
+    FakeClock clock;
+    NcclRasCollector collector(MonitorOptions(server), clock);
+    RecordingEmitter e;
+    collector.QueryOnce();
+    clock.Advance(absl::Seconds(61));
+    collector.QueryOnce();
+    ASSERT_TRUE(Eventually([&] {
+      EXPECT_TRUE(collector.Collect(e).ok());
+      return e.Get(MonitorSeries(server, "railwatch_nccl_ras_monitor_errors_total",
+                                 ",reason=\"unsupported\"")) == 1u;
+    }));
+    clock.Advance(absl::Seconds(30));
+    collector.QueryOnce();
+    EXPECT_EQ(server.connections(), 3) << "STATUS, MONITOR refused, STATUS";
+  }
+  {
+    FakeRasServer server(
+        {.json_report = Fixture("ras_07_v2.29.1doc_json_missing_rank_unresponsive.json")});
+    FakeClock clock;
+    NcclRasCollector::Options options = MonitorOptions(server);
+    options.monitor = false;
+    NcclRasCollector collector(options, clock);
+    RecordingEmitter e;
+    collector.QueryOnce();
+    clock.Advance(absl::Seconds(61));
+    collector.QueryOnce();
+    ASSERT_TRUE(collector.Collect(e).ok());
+    EXPECT_EQ(server.connections(), 1);
+    EXPECT_FALSE(e.Get(MonitorSeries(server, "railwatch_nccl_ras_monitor_connections_total")));
+  }
+}
+
+TEST(RasMonitor, ProcessesOfAReportEvenWithNccl2289sMissingComma) {
+  std::map<std::string, logs::RasProcess> p = logs::RasReportProcesses(
+      Fixture("ras_09_v2.28.9_json_missing_rank_unresponsive_INVALID_missing_comma.json"));
+  ASSERT_EQ(p.count("10.0.77.184/10017"), 1u);
+  EXPECT_EQ(p["10.0.77.184/10017"].ranks, "1");
+  p = logs::RasReportProcesses(Fixture("ras_10_v2.28.9_json_three_comms_one_mismatched_single_node.json"));
+  // pid 10206 holds rank 1 of 0xbeebea5449e0a7e7 and a rank of 0xd0d47b5885b3b54b.
+  EXPECT_THAT(p["10.0.77.184/10206"].comm_hashes, HasSubstr("beebea5449e0a7e7"));
+  EXPECT_THAT(p["10.0.77.184/10206"].comm_hashes, HasSubstr("d0d47b5885b3b54b"));
+  EXPECT_TRUE(logs::RasReportProcesses("not json").empty());
 }
 
 }  // namespace nccl_ras_collector_test

@@ -8,10 +8,13 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "collectors/nccl_ras_collector.h"
+#include "common/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/nccl_log_writer.h"
+#include "support/recording_emitter.h"
 
 namespace railwatch::sim {
 namespace sim_ras_server_test {
@@ -78,6 +81,45 @@ TEST_F(SimRasServerTest, TextClientsAreRefusedAndUnknownCommandsAnswered) {
       QueryRasStatus(Endpoint("gpu-node-001"), absl::Seconds(2), /*json=*/false);
   ASSERT_TRUE(answer.ok()) << answer.status();
   EXPECT_THAT(answer->report, ::testing::HasSubstr("ERROR"));
+}
+
+// The agent's collector on a simulated endpoint: MONITOR is opened once the report says 2.30.7,
+// and NCCL's events about one process come as NCCL writes them, with its rank.
+TEST_F(SimRasServerTest, MonitorClientsGetTheEventsOfAProcessThatStopsWhole) {
+  server_->SetCounts(0, {40, 40, 40, 40});
+  RasEndpoint endpoint = Endpoint("gpu-node-001");
+  FakeClock clock;
+  NcclRasCollector collector({.endpoints = endpoint.Address(),
+                              .proc_root = "/proc",
+                              .timeout = absl::Seconds(2),
+                              .init_grace = absl::ZeroDuration(),
+                              .background = false},
+                             clock);
+  collector.QueryOnce();
+  for (int i = 0; i < 1500 && server_->MonitorClients() == 0; ++i) absl::SleepFor(absl::Milliseconds(2));
+  ASSERT_EQ(server_->MonitorClients(), 1);
+
+  // gpu-node-002's GPU 1 (rank 3) stopped 60 s ago: every timer of NCCL's has run out.
+  server_->ProcessFrozen(0, 2, 1, absl::Now() - absl::Seconds(60));
+  railwatch::testing::RecordingEmitter e;
+  for (int i = 0; i < 1500 && e.EventsOfKind("nccl_ras.event").size() < 4; ++i) {
+    ASSERT_TRUE(collector.Collect(e).ok());
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  std::vector<EventRecord> events = e.EventsOfKind("nccl_ras.event");
+  ASSERT_EQ(events.size(), 4u);
+  std::vector<std::string> kinds;
+  for (const EventRecord& r : events) kinds.push_back(railwatch::testing::Attribute(r, "event"));
+  EXPECT_THAT(kinds, ::testing::ElementsAre("PEER_UNRESPONSIVE", "PEER_KEEPALIVE_TIMEOUT",
+                                            "PEER_TIMEOUT_DEAD", "PEER_DEAD"));
+  const EventRecord& dead = events[3];
+  EXPECT_EQ(railwatch::testing::Attribute(dead, "group"), "LIFECYCLE");
+  EXPECT_EQ(railwatch::testing::Attribute(dead, "node"), HostAddress(2));
+  EXPECT_EQ(railwatch::testing::Attribute(dead, "pid"), std::to_string(logs_->Pid(0, 2, 1)));
+  EXPECT_EQ(railwatch::testing::Attribute(dead, "ranks"), "3");
+  EXPECT_EQ(absl::StrCat("0x", railwatch::testing::Attribute(dead, "comm_hash")), logs_->CommId(0));
+  EXPECT_EQ(railwatch::testing::Attribute(events[0], "details"),
+            "peer not responding for 5s (keepalive warning)");
 }
 
 }  // namespace sim_ras_server_test

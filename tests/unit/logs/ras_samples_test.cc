@@ -242,6 +242,27 @@ TEST(RasJsonSamples, MonitorPeerDeadEvent) {
   EXPECT_GT(e.time_unix_nano, 0);
 }
 
+// rasClientsNotifyEvent's form for a peer NCCL has no process for: its RAS address only
+// (ncclSocketToString: "host<port>"), as NCCL 2.29-2.30 print it, IPv4 and IPv6.
+TEST(RasJson, AMonitorEventOfAPeerKnownByItsAddressOnly) {
+  std::vector<std::string> problems;
+  const std::string text =
+      "{\n  \"timestamp\": \"2025-12-19 13:08:07\",\n  \"group\": \"TRACE\",\n"
+      "  \"event\": \"PEER_UNRESPONSIVE\",\n  \"peer\": {\n"
+      "    \"addr\": \"172.16.64.245<41234>\"\n  },\n"
+      "  \"details\": \"peer not responding for 5s (keepalive warning)\"\n}\n"
+      "{\"timestamp\": \"2025-12-19 13:08:08\", \"group\": \"TRACE\", \"event\": "
+      "\"PEER_RECOVERED\", \"peer\": {\"addr\": \"fd00::7<41234>\"}, \"details\": \"\"}\n";
+  std::vector<LogEvent> events = ParseRasJson(text, "monitor.json", problems);
+  EXPECT_THAT(problems, ::testing::IsEmpty());
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(F(events[0], "event"), "PEER_UNRESPONSIVE");
+  EXPECT_EQ(F(events[0], "node"), "172.16.64.245");
+  EXPECT_EQ(F(events[0], "pid"), "");
+  EXPECT_EQ(F(events[0], "details"), "peer not responding for 5s (keepalive warning)");
+  EXPECT_EQ(F(events[1], "node"), "fd00::7");
+}
+
 // Valid JSON whose fields have types NCCL never writes (a rank that is a number, a flag that is
 // 0): a problem for that document, no exception out of the parser.
 TEST(RasJson, FieldsOfAnotherTypeAreAProblemNotACrash) {
