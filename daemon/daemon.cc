@@ -197,7 +197,14 @@ absl::Status Daemon::Start() {
   {
     absl::StatusOr<SlurmWatchOptions> slurm = SlurmWatchOptionsFromFlag(options_.slurm);
     if (!slurm.ok()) return slurm.status();
-    if (!slurm->command.empty()) {
+    if (slurm->rest) {
+      absl::StatusOr<std::string> api = SlurmApiVersionFromFlag(options_.slurm_api);
+      if (!api.ok()) return api.status();
+      slurm->rest->api_version = *api;
+      slurm->rest->token_file = options_.slurm_token_file;
+      slurm->rest->user = options_.slurm_user;
+    }
+    if (slurm->enabled()) {
       slurm->interval = options_.slurm_interval;
       d.slurm = std::make_unique<SlurmWatch>(*std::move(slurm), d.jobs);
     }

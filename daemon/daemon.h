@@ -38,10 +38,14 @@ struct DaemonOptions {
   // given, pins it (docs/TOPOLOGY.md). How often the map is rebuilt.
   bool topology_discovery = true;
   absl::Duration topology_refresh = absl::Seconds(10);
-  // Jobs from Slurm: "off", "squeue" or "squeue:PATH" (daemon/slurm_watch.h, docs/JOBS.md), and
-  // how often it is asked.
+  // Jobs from Slurm: "off", "squeue", "squeue:PATH" or "slurmrestd:URL" (jobs/slurm_watch.h,
+  // docs/JOBS.md), and how often it is asked; for slurmrestd, the API version ("auto" or
+  // "v0.0.38"), the JWT's file ("": the environment's SLURM_JWT) and X-SLURM-USER-NAME.
   std::string slurm = "off";
   absl::Duration slurm_interval = absl::Seconds(10);
+  std::string slurm_api = "auto";
+  std::string slurm_token_file;
+  std::string slurm_user;
   // How long NCCL RAS must show a rank behind (the agents' stuck_for_s) before job_hang names
   // it (topology/job_ranks.h).
   absl::Duration job_hang_after = absl::Minutes(2);

@@ -43,9 +43,21 @@ ABSL_FLAG(absl::Duration, topology_refresh, absl::Seconds(10),
           "how often the discovered map is rebuilt (a moved cable shows within this)");
 ABSL_FLAG(std::string, slurm, "off",
           "jobs from Slurm (docs/JOBS.md): off, squeue (run `squeue --json` with this "
-          "daemon's SLURM_CONF and munge), or squeue:PATH; running jobs join the blast radius of "
-          "diagnoses on their nodes, ended ones leave at the next poll");
+          "daemon's SLURM_CONF and munge), squeue:PATH, or slurmrestd:URL (ask slurmrestd's "
+          "/slurm/<version>/jobs at http://HOST:PORT, https://... or unix:/PATH/TO/SOCKET); "
+          "running jobs join the blast radius of diagnoses on their nodes, ended ones leave at "
+          "the next poll");
 ABSL_FLAG(absl::Duration, slurm_interval, absl::Seconds(10), "how often Slurm is asked");
+ABSL_FLAG(std::string, slurm_api, "auto",
+          "with --slurm=slurmrestd:URL, the API version asked (v0.0.38); auto: the newest of "
+          "v0.0.36-v0.0.41 that slurmrestd's /openapi/v3 lists");
+ABSL_FLAG(std::string, slurm_token_file, "",
+          "with --slurm=slurmrestd:URL, a file holding Slurm's JWT (`scontrol token` output or "
+          "the bare token), read at every poll and sent as X-SLURM-USER-TOKEN; empty: the "
+          "environment's SLURM_JWT where set, else none (rest_auth/local on a Unix socket)");
+ABSL_FLAG(std::string, slurm_user, "",
+          "with --slurm=slurmrestd:URL, the user sent as X-SLURM-USER-NAME with the token; "
+          "empty: none sent (Slurm takes the token's)");
 ABSL_FLAG(absl::Duration, job_hang_after, absl::Minutes(2),
           "how long NCCL RAS (the host agents' --nccl_ras) must show a rank behind the others, "
           "with unchanged counts, before job_hang names it: shorter pauses (a rank writing a "
@@ -116,7 +128,8 @@ railwatch::ProgramInfo DaemonProgram() {
               {"Topology (docs/TOPOLOGY.md)",
                {"topology", "topology_discovery", "topology_refresh"}},
               {"Jobs from the scheduler and NCCL (docs/JOBS.md)",
-               {"slurm", "slurm_interval", "job_hang_after"}},
+               {"slurm", "slurm_interval", "slurm_api", "slurm_token_file", "slurm_user",
+                "job_hang_after"}},
               {"Storage and state",
                {"retention", "stale_after", "event_capacity", "state_dir", "restore_grace"}},
               {"Ingest limits", {"max_message_bytes", "max_series_per_agent"}},
@@ -163,6 +176,9 @@ int main(int argc, char** argv) {
   options.gpu_hour_cost = absl::GetFlag(FLAGS_gpu_hour_cost);
   options.slurm = absl::GetFlag(FLAGS_slurm);
   options.slurm_interval = absl::GetFlag(FLAGS_slurm_interval);
+  options.slurm_api = absl::GetFlag(FLAGS_slurm_api);
+  options.slurm_token_file = absl::GetFlag(FLAGS_slurm_token_file);
+  options.slurm_user = absl::GetFlag(FLAGS_slurm_user);
   options.job_hang_after = absl::GetFlag(FLAGS_job_hang_after);
   options.event_capacity = static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_event_capacity)));
   options.max_receive_message_bytes = std::max(1 << 20, absl::GetFlag(FLAGS_max_message_bytes));

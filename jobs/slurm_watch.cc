@@ -21,8 +21,16 @@ absl::StatusOr<SlurmWatchOptions> SlurmWatchOptionsFromFlag(const std::string& f
     options.command = {flag.substr(7), "--json"};
     return options;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("--slurm=", flag, ": want off, squeue or squeue:PATH"));
+  if (absl::StartsWith(flag, "slurmrestd:")) {
+    absl::StatusOr<SlurmRestOptions> rest = SlurmRestOptionsFromUrl(flag.substr(11));
+    if (!rest.ok()) return rest.status();
+    options.command.clear();
+    options.rest = *std::move(rest);
+    return options;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--slurm=", flag, ": want off, squeue, squeue:PATH or slurmrestd:URL (http://HOST:PORT, "
+      "unix:/PATH/TO/SOCKET)"));
 }
 
 std::vector<JobInfo> RunningSlurmJobs(const std::vector<jobs::SlurmJob>& jobs) {
@@ -50,28 +58,49 @@ std::vector<JobInfo> RunningSlurmJobs(const std::vector<jobs::SlurmJob>& jobs) {
 }
 
 SlurmWatch::SlurmWatch(SlurmWatchOptions options, JobRegistry& registry)
-    : options_(std::move(options)), registry_(registry) {}
+    : options_(std::move(options)), registry_(registry) {
+  if (options_.rest) {
+    options_.rest->timeout = options_.timeout;
+    rest_ = std::make_unique<SlurmRestClient>(*options_.rest);
+  }
+}
 
 SlurmWatch::~SlurmWatch() { Stop(); }
 
+absl::StatusOr<jobs::SlurmJobsResult> SlurmWatch::Ask() {
+  if (rest_ != nullptr) {
+    const std::string before = rest_->api_version();
+    absl::StatusOr<jobs::SlurmJobsResult> read = rest_->Jobs();
+    if (const std::string now = rest_->api_version(); !now.empty() && now != before) {
+      spdlog::info("slurm: slurmrestd {} asked for /slurm/{}/jobs{}", options_.rest->url, now,
+                   options_.rest->api_version.empty() ? " (discovered from its OpenAPI paths)"
+                                                      : "");
+    }
+    return read;
+  }
+  absl::StatusOr<ProgramOutput> run = RunProgram(options_.command, options_.timeout);
+  if (!run.ok()) return run.status();
+  if (run->exit_code != 0) {
+    const std::string said(absl::StripAsciiWhitespace(run->err.substr(0, 300)));
+    return absl::UnavailableError(absl::StrCat(
+        options_.command[0],
+        run->signal != 0 ? absl::StrCat(" killed by signal ", run->signal)
+                         : absl::StrCat(" exited ", run->exit_code),
+        said.empty() ? "" : ": ", said));
+  }
+  if (run->truncated) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        options_.command[0], " --json printed more than 16 MiB: not read (so many jobs? "
+        "docs/JOBS.md)"));
+  }
+  return jobs::ParseSqueueJson(run->out, options_.command[0]);
+}
+
 absl::Status SlurmWatch::RunOnce() {
   absl::Status status = [&]() -> absl::Status {
-    absl::StatusOr<ProgramOutput> run = RunProgram(options_.command, options_.timeout);
-    if (!run.ok()) return run.status();
-    if (run->exit_code != 0) {
-      const std::string said(absl::StripAsciiWhitespace(run->err.substr(0, 300)));
-      return absl::UnavailableError(absl::StrCat(
-          options_.command[0],
-          run->signal != 0 ? absl::StrCat(" killed by signal ", run->signal)
-                           : absl::StrCat(" exited ", run->exit_code),
-          said.empty() ? "" : ": ", said));
-    }
-    if (run->truncated) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          options_.command[0], " --json printed more than 16 MiB: not read (so many jobs? "
-          "docs/JOBS.md)"));
-    }
-    jobs::SlurmJobsResult read = jobs::ParseSqueueJson(run->out, options_.command[0]);
+    absl::StatusOr<jobs::SlurmJobsResult> asked = Ask();
+    if (!asked.ok()) return asked.status();
+    jobs::SlurmJobsResult& read = *asked;
     // Slurm's warnings do not make a poll fail (an empty queue with a warning is still empty);
     // its errors, or a document that could not be read, do: the last known jobs stay.
     for (const jobs::SlurmProblem& p : read.problems) {
@@ -92,8 +121,11 @@ absl::Status SlurmWatch::RunOnce() {
   }();
   absl::MutexLock lock(&mu_);
   ++stats_.polls;
+  if (rest_ != nullptr) stats_.api_version = rest_->api_version();
+  stats_.last_error = std::string(status.message());
   if (!status.ok()) {
     ++stats_.failures;
+    ++stats_.failures_by_code[absl::StatusCodeToString(status.code())];
     if (!failing_) {
       spdlog::warn("slurm: {} (the last known jobs are kept; asked again every {})",
                    status.message(), absl::FormatDuration(options_.interval));

@@ -390,7 +390,10 @@ gtest_discover_tests(railwatch_ib_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "
 
 # Slurm's job output (jobs/slurm.h): squeue --json v0.0.37-0.0.41, scontrol show job -dd, the
 # squeue table, hostlists, on the real captures in fixtures/slurm. ctest -R '^Slurm'
-add_executable(railwatch_jobs_tests unit/slurm_test.cc unit/slurm_watch_test.cc)
+# slurmrestd (jobs/slurmrestd.h): the client against an in-process HTTP server on a Unix socket
+# and loopback TCP (-R '^Slurmrestd').
+add_executable(railwatch_jobs_tests unit/slurm_test.cc unit/slurm_watch_test.cc
+  unit/slurmrestd_test.cc)
 target_link_libraries(railwatch_jobs_tests PRIVATE railwatch_jobs railwatch_slurm_watch
   railwatch_test_support
   nlohmann_json::nlohmann_json GTest::gtest_main GTest::gmock)
